@@ -1,0 +1,143 @@
+// Single-threaded float32 matrix multiply: our gemm against OpenBLAS, in the same process.
+//
+// Each shape [M, K] @ [K, N] is run as ours (no transpose), ours with B transposed (the
+// Linear layer's backward pass), and OpenBLAS's cblas_sgemm for both. The GFLOP/s counter
+// counts 2*M*N*K flops per product. A table of ours / OpenBLAS follows the benchmark output.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gemm.hpp"
+
+// OpenBLAS, declared here rather than through <cblas.h>, whose location varies.
+extern "C" {
+void openblas_set_num_threads(int num_threads);
+enum CBLAS_ORDER { CblasRowMajor = 101, CblasColMajor = 102 };
+enum CBLAS_TRANSPOSE { CblasNoTrans = 111, CblasTrans = 112 };
+void cblas_sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M,
+                 int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                 float beta, float* C, int ldc);
+void omp_set_num_threads(int num_threads);
+}
+
+namespace {
+
+struct Shape {
+  int M, K, N;
+  std::string name() const {
+    return std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N);
+  }
+};
+
+constexpr Shape kShapes[] = {
+    {256, 256, 256}, {2048, 256, 256}, {2048, 256, 1024}, {2048, 1024, 256}};
+
+enum class Library { Ours, OpenBLAS };
+
+std::vector<float> random_matrix(std::size_t elements, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> m(elements);
+  for (float& x : m) x = dist(rng);
+  return m;
+}
+
+/// C[M, N] = A[M, K] @ op(B), with B stored [K, N], or [N, K] when trans_b.
+void run_matmul(benchmark::State& state, Library library, Shape s, bool trans_b) {
+  const auto A = random_matrix(std::size_t(s.M) * s.K, 1);
+  const auto B = random_matrix(std::size_t(s.K) * s.N, 2);
+  std::vector<float> C(std::size_t(s.M) * s.N);
+  const int ldb = trans_b ? s.K : s.N;
+  for (auto _ : state) {
+    if (library == Library::Ours) {
+      ag::kernels::gemm<float>(false, trans_b, s.M, s.N, s.K, 1.0f, A.data(), s.K, B.data(),
+                               ldb, 0.0f, C.data(), s.N);
+    } else {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, s.M, s.N,
+                  s.K, 1.0f, A.data(), s.K, B.data(), ldb, 0.0f, C.data(), s.N);
+    }
+    benchmark::DoNotOptimize(C.data());
+    benchmark::ClobberMemory();
+  }
+  const double gflop = 2.0 * s.M * s.N * s.K * 1e-9;
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(gflop * double(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+std::string run_name(Library library, bool trans_b, const Shape& s) {
+  return std::string(library == Library::Ours ? "Ours" : "OpenBLAS") +
+         (trans_b ? "_TransB/" : "/") + s.name();
+}
+
+/// The console reporter, also remembering each run's GFLOP/s for the summary table.
+class RecordingReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) {
+      if (run.run_type != Run::RT_Iteration) continue;
+      auto it = run.counters.find("GFLOP/s");
+      if (it != run.counters.end()) gflops_[run.benchmark_name()] = it->second.value;
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+
+  /// The GFLOP/s of the named run, or 0 if it was not run (e.g. filtered out).
+  double gflops(const std::string& name) const {
+    auto it = gflops_.find(name);
+    return it == gflops_.end() ? 0.0 : it->second;
+  }
+
+ private:
+  std::map<std::string, double> gflops_;
+};
+
+void print_summary(const RecordingReporter& reporter) {
+  std::printf("\nSummary (float32, single thread, GFLOP/s):\n");
+  std::printf("%-16s %8s %9s %7s %9s %9s %7s\n", "M x K x N", "ours", "OpenBLAS", "ratio",
+              "ours B^T", "BLAS B^T", "ratio");
+  for (const Shape& s : kShapes) {
+    auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+    const double ours = reporter.gflops(run_name(Library::Ours, false, s));
+    const double blas = reporter.gflops(run_name(Library::OpenBLAS, false, s));
+    const double ours_t = reporter.gflops(run_name(Library::Ours, true, s));
+    const double blas_t = reporter.gflops(run_name(Library::OpenBLAS, true, s));
+    std::printf("%-16s %8.1f %9.1f %6.2fx %9.1f %9.1f %6.2fx\n", s.name().c_str(), ours,
+                blas, ratio(ours, blas), ours_t, blas_t, ratio(ours_t, blas_t));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // One thread everywhere: our gemm is single-threaded, so OpenBLAS must be as well.
+  // The environment variables cover any pool created later; the calls cover the ones that
+  // were already created when the libraries were loaded.
+  setenv("OPENBLAS_NUM_THREADS", "1", 1);
+  setenv("OMP_NUM_THREADS", "1", 1);
+  openblas_set_num_threads(1);
+  omp_set_num_threads(1);
+
+  for (const Shape& s : kShapes) {
+    for (bool trans_b : {false, true}) {
+      for (Library library : {Library::Ours, Library::OpenBLAS}) {
+        benchmark::RegisterBenchmark(run_name(library, trans_b, s).c_str(), run_matmul,
+                                     library, s, trans_b)
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
+      }
+    }
+  }
+
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  RecordingReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  print_summary(reporter);
+  return 0;
+}

@@ -1,0 +1,58 @@
+// The register-blocked inner kernel of gemm (private to gemm.cpp).
+#pragma once
+#include <cstddef>
+
+#include "simd.hpp"
+
+namespace ag::kernels {
+
+/// C[MR, NR] = alpha * Ap * Bp + beta * C, where NR = kVectors * kWidth<T>,
+/// Ap is a packed A micro-panel [depth][MR] and Bp a packed, 64-byte aligned B micro-panel
+/// [depth][NR] (see gemm.cpp). C has row stride ldc; with beta == 0 it is not read.
+/// The MR x kVectors accumulators live in registers for the whole depth loop: each step
+/// loads one row of Bp (kVectors vectors), broadcasts each of the MR values of Ap in turn
+/// and issues MR * kVectors independent FMAs.
+template <class T, std::size_t MR, std::size_t kVectors>
+inline void microkernel(std::size_t depth, const T* __restrict a, const T* __restrict b,
+                        T alpha, T beta, T* __restrict c, std::size_t ldc) {
+  using V = Batch<T>;
+  constexpr std::size_t W = V::size;
+  constexpr std::size_t NR = kVectors * W;
+
+  V acc[MR][kVectors];
+#pragma GCC unroll 16
+  for (std::size_t r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+    for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = V(T(0));
+
+  for (std::size_t p = 0; p < depth; ++p) {
+    V b_row[kVectors];
+#pragma GCC unroll 16
+    for (std::size_t v = 0; v < kVectors; ++v) b_row[v] = V::load_aligned(b + v * W);
+#pragma GCC unroll 16
+    for (std::size_t r = 0; r < MR; ++r) {
+      const V a_value(a[r]);
+#pragma GCC unroll 16
+      for (std::size_t v = 0; v < kVectors; ++v)
+        acc[r][v] = xsimd::fma(a_value, b_row[v], acc[r][v]);
+    }
+    a += MR;
+    b += NR;
+  }
+
+  const V alpha_v(alpha);
+  const V beta_v(beta);
+#pragma GCC unroll 16
+  for (std::size_t r = 0; r < MR; ++r) {
+    T* c_row = c + r * ldc;
+#pragma GCC unroll 16
+    for (std::size_t v = 0; v < kVectors; ++v) {
+      V result = alpha_v * acc[r][v];
+      // beta == 0 must not read C: it may hold NaN, and 0 * NaN is NaN.
+      if (beta != T(0)) result = xsimd::fma(beta_v, V::load_unaligned(c_row + v * W), result);
+      result.store_unaligned(c_row + v * W);
+    }
+  }
+}
+
+}  // namespace ag::kernels
