@@ -1,0 +1,39 @@
+// Gradient checking: analytic gradients against central differences, in float64.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ag/tensor.hpp"
+
+namespace ag {
+
+/// PyTorch's defaults. An element passes when |analytic - numeric| <= atol + rtol |numeric|.
+struct GradcheckOptions {
+  double eps = 1e-6;
+  double atol = 1e-5;
+  double rtol = 1e-3;
+  /// Inputs with at most this many elements are checked element by element (a full row of
+  /// the Jacobian); larger ones along `directions` random unit directions.
+  std::int64_t full_limit = 400;
+  int directions = 6;
+  std::uint64_t seed = 1234;
+};
+
+struct GradcheckResult {
+  bool passed = true;
+  std::string report;     ///< on failure: the input, the element and both values
+  double worst_error = 0; ///< largest |analytic - numeric| seen
+  std::int64_t checks = 0;
+};
+
+using Function = std::function<Tensor(const std::vector<Tensor>&)>;
+
+/// Checks the gradients of f with respect to each input. Inputs must be float64 leaves; they
+/// are marked as requiring gradients for the check. A non-scalar output is reduced to the
+/// scalar sum(f(x) * w) with a fixed random w, so every output element takes part.
+GradcheckResult gradcheck(const Function& f, const std::vector<Tensor>& inputs,
+                          const GradcheckOptions& options = {});
+
+}  // namespace ag

@@ -1,0 +1,70 @@
+// Modules: named, nested parameters, and the three layers every chapter uses.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ag/functional.hpp"
+#include "ag/random.hpp"
+#include "ag/tensor.hpp"
+
+namespace ag {
+
+/// A module owns parameters and child modules, each registered under a name, so that
+/// named_parameters() can list them as "blocks.0.attention.query.weight".
+/// Modules hold pointers to their own members: they can be neither copied nor moved
+/// (keep them in std::unique_ptr when you need a list of them).
+class Module {
+ public:
+  Module() = default;
+  virtual ~Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  std::vector<std::pair<std::string, Tensor>> named_parameters() const;
+  std::vector<Tensor> parameters() const;
+  std::int64_t parameter_count() const;
+  void zero_grad();
+  /// Converts every parameter in place (float64 for gradient checks, float32 to train).
+  void to(Dtype dtype);
+
+ protected:
+  /// Registers a member tensor as a trainable parameter; returns it.
+  Tensor& register_parameter(const std::string& name, Tensor& parameter);
+  void register_module(const std::string& name, Module& child);
+
+ private:
+  std::vector<std::pair<std::string, Tensor*>> parameters_;
+  std::vector<std::pair<std::string, Module*>> children_;
+};
+
+/// y = x W + b.  x: [..., in] -> [..., out]. W is stored as [in, out] so the forward pass
+/// is one matmul. Initialised uniformly in +-1/sqrt(in), as PyTorch does.
+class Linear : public Module {
+ public:
+  Linear(std::int64_t in, std::int64_t out, Rng& rng, bool bias = true,
+         Dtype dtype = Dtype::f32);
+  Tensor forward(const Tensor& x) const;
+  Tensor weight, bias;  // bias is undefined when constructed without one
+};
+
+/// Rows of a [V, C] table picked by integer ids: ids [...] -> [..., C].
+/// Initialised from N(0, stddev^2).
+class Embedding : public Module {
+ public:
+  Embedding(std::int64_t count, std::int64_t width, Rng& rng, double stddev = 1.0,
+            Dtype dtype = Dtype::f32);
+  Tensor forward(const Indices& ids) const;
+  Tensor weight;
+};
+
+/// x: [..., C] -> [..., C], normalised over the last axis, then scaled and shifted.
+class LayerNorm : public Module {
+ public:
+  explicit LayerNorm(std::int64_t width, double eps = 1e-5, Dtype dtype = Dtype::f32);
+  Tensor forward(const Tensor& x) const;
+  Tensor gamma, beta;
+  double eps;
+};
+
+}  // namespace ag

@@ -1,0 +1,77 @@
+// The primitive ops. Each has one backward rule; everything else is built from these.
+// Binary elementwise ops broadcast like NumPy, and their gradients are summed back to
+// each input's shape in one place (unbroadcast).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "ag/tensor.hpp"
+
+namespace ag {
+
+// --- elementwise, broadcasting ------------------------------------------------------------
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor add(const Tensor& a, double b);
+Tensor mul(const Tensor& a, double b);
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, double b);
+Tensor operator-(const Tensor& a, double b);
+Tensor operator*(const Tensor& a, double b);
+Tensor operator*(double a, const Tensor& b);
+Tensor operator/(const Tensor& a, double b);
+Tensor operator-(const Tensor& a);
+
+// --- elementwise, unary --------------------------------------------------------------------
+Tensor neg(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);  ///< x > 0
+Tensor sqrt(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor pow(const Tensor& x, double exponent);
+Tensor relu(const Tensor& x);
+/// x where mask == 0, `value` where mask != 0. mask is a constant broadcastable to x
+/// (the causal mask); no gradient flows to masked entries.
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
+
+// --- reductions ----------------------------------------------------------------------------
+Tensor sum(const Tensor& x);  ///< all elements -> []
+Tensor sum(const Tensor& x, std::vector<std::int64_t> axes, bool keepdim = false);
+Tensor mean(const Tensor& x);
+Tensor mean(const Tensor& x, std::vector<std::int64_t> axes, bool keepdim = false);
+/// Maximum along one axis. The gradient goes to the first maximal element.
+Tensor max(const Tensor& x, std::int64_t axis, bool keepdim = false);
+
+// --- products ------------------------------------------------------------------------------
+/// a: [..., M, K] @ b: [..., K, N] -> [..., M, N]. The batch dims must be equal, or b may be
+/// a plain [K, N] matrix shared by every batch (a Linear layer's weight).
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+// --- shapes (results are contiguous copies unless said otherwise) ---------------------------
+/// Same values, new shape with the same element count; one entry may be -1. Shares storage.
+Tensor reshape(const Tensor& x, Shape shape);
+/// Reorders axes: result axis i is input axis axes[i].
+Tensor permute(const Tensor& x, std::vector<std::int64_t> axes);
+Tensor transpose(const Tensor& x, std::int64_t axis0, std::int64_t axis1);
+/// Elements start..end-1 along `axis` (end exclusive; negative values count from the end).
+Tensor slice(const Tensor& x, std::int64_t axis, std::int64_t start, std::int64_t end);
+/// Joins tensors whose shapes agree except along `axis`.
+Tensor concat(const std::vector<Tensor>& parts, std::int64_t axis);
+
+/// Integer indices with a shape, e.g. token ids [B, T].
+struct Indices {
+  std::vector<std::int64_t> values;
+  Shape shape;
+};
+/// Rows of table: table [V, C], ids [...] -> [..., C]. The gradient is scattered back into
+/// the rows that were used. Every id must lie in [0, V).
+Tensor embedding(const Tensor& table, const Indices& ids);
+
+}  // namespace ag

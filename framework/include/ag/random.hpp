@@ -1,0 +1,32 @@
+// A seeded random generator whose streams are the same on every machine and compiler
+// (the standard library's distributions are not: their algorithms are unspecified).
+#pragma once
+#include <cstdint>
+
+#include "ag/tensor.hpp"
+
+namespace ag {
+
+/// xoshiro256** seeded through splitmix64; normals by the Box-Muller transform.
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed = 0);
+  std::uint64_t next_u64();
+  double uniform();                              ///< in [0, 1)
+  double uniform(double low, double high);       ///< in [low, high)
+  double normal(double mean = 0.0, double stddev = 1.0);
+  std::int64_t randint(std::int64_t low, std::int64_t high);  ///< in [low, high)
+  /// An independent generator for a named stream (data, init, dropout, ...): the same
+  /// seed and stream always give the same sequence, whatever else was drawn before.
+  Rng fork(std::uint64_t stream) const;
+
+ private:
+  std::uint64_t seed_;
+  std::uint64_t state_[4];
+};
+
+Tensor randn(const Shape& shape, Rng& rng, Dtype dtype = Dtype::f32, double stddev = 1.0);
+Tensor rand_uniform(const Shape& shape, Rng& rng, double low, double high,
+                    Dtype dtype = Dtype::f32);
+
+}  // namespace ag

@@ -1,0 +1,189 @@
+// Ops that move values around without arithmetic: reshape, permute, slice, concat and the
+// embedding gather. Their gradients move the incoming gradient back the same way.
+#include <cstring>
+#include <numeric>
+#include <xtensor/xmanipulation.hpp>
+
+#include "ag/ops.hpp"
+#include "elementwise.hpp"
+#include "impl.hpp"
+
+namespace ag {
+
+Tensor reshape(const Tensor& x, Shape shape) {
+  std::int64_t known = 1, unknown_at = -1;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      check(unknown_at < 0, "reshape", "more than one -1 in ", shape_string(shape));
+      unknown_at = static_cast<std::int64_t>(i);
+    } else {
+      check(shape[i] >= 0, "reshape", "negative extent in ", shape_string(shape));
+      known *= shape[i];
+    }
+  }
+  if (unknown_at >= 0) {
+    check(known > 0 && x.numel() % known == 0, "reshape", "cannot infer the -1 in ",
+          shape_string(shape), " for ", x.numel(), " elements");
+    shape[unknown_at] = x.numel() / known;
+  }
+  check(numel(shape) == x.numel(), "reshape", "cannot view ", shape_string(x.shape()), " (",
+        x.numel(), " elements) as ", shape_string(shape));
+  const Shape original = x.shape();
+  return record("reshape", alias(x, shape), {x}, [original](const Tensor& g) -> std::vector<Tensor> {
+    return {alias(g, original)};
+  });
+}
+
+Tensor permute(const Tensor& x, std::vector<std::int64_t> axes) {
+  check(static_cast<std::int64_t>(axes.size()) == x.dim(), "permute", "got ", axes.size(),
+        " axes for a tensor of shape ", shape_string(x.shape()));
+  std::vector<bool> seen(axes.size(), false);
+  for (auto& axis : axes) {
+    axis = normalize_axis("permute", axis, x.dim());
+    check(!seen[axis], "permute", "axis ", axis, " is listed twice");
+    seen[axis] = true;
+  }
+  Shape shape(axes.size());
+  for (std::size_t i = 0; i < axes.size(); ++i) shape[i] = x.shape()[axes[i]];
+  Tensor out = empty(shape, x.dtype());
+  dispatch(x.dtype(), [&](auto t) {
+    using T = decltype(t);
+    std::vector<std::size_t> perm(axes.begin(), axes.end());
+    auto result = xview<T>(out);
+    result = xt::transpose(xview<T>(x), perm);
+  });
+  std::vector<std::int64_t> inverse(axes.size());
+  for (std::size_t i = 0; i < axes.size(); ++i) inverse[axes[i]] = static_cast<std::int64_t>(i);
+  return record("permute", out, {x}, [inverse](const Tensor& g) -> std::vector<Tensor> {
+    return {permute(g, inverse)};
+  });
+}
+
+Tensor transpose(const Tensor& x, std::int64_t axis0, std::int64_t axis1) {
+  axis0 = normalize_axis("transpose", axis0, x.dim());
+  axis1 = normalize_axis("transpose", axis1, x.dim());
+  std::vector<std::int64_t> axes(static_cast<std::size_t>(x.dim()));
+  std::iota(axes.begin(), axes.end(), 0);
+  std::swap(axes[axis0], axes[axis1]);
+  return permute(x, axes);
+}
+
+namespace {
+
+// x viewed as [outer, n, inner] around `axis`.
+struct AxisSplit {
+  std::int64_t outer = 1, n = 1, inner = 1;
+};
+AxisSplit split_at(const Shape& shape, std::int64_t axis) {
+  AxisSplit s;
+  for (std::int64_t i = 0; i < axis; ++i) s.outer *= shape[i];
+  s.n = shape[axis];
+  for (std::int64_t i = axis + 1; i < static_cast<std::int64_t>(shape.size()); ++i)
+    s.inner *= shape[i];
+  return s;
+}
+
+// Copies [outer, count, inner] blocks between two tensors split at the same axis:
+// dst[:, dst_at + j, :] = src[:, src_at + j, :] for j < count.
+void copy_blocks(const Tensor& src, std::int64_t src_n, std::int64_t src_at, Tensor& dst,
+                 std::int64_t dst_n, std::int64_t dst_at, std::int64_t outer, std::int64_t count,
+                 std::int64_t inner) {
+  dispatch(src.dtype(), [&](auto t) {
+    using T = decltype(t);
+    const T* s = src.data<T>();
+    T* d = dst.data<T>();
+    for (std::int64_t o = 0; o < outer; ++o)
+      std::memcpy(d + (o * dst_n + dst_at) * inner, s + (o * src_n + src_at) * inner,
+                  sizeof(T) * count * inner);
+  });
+}
+
+}  // namespace
+
+Tensor slice(const Tensor& x, std::int64_t axis, std::int64_t start, std::int64_t end) {
+  axis = normalize_axis("slice", axis, x.dim());
+  const std::int64_t n = x.shape()[axis];
+  const std::int64_t s = start < 0 ? start + n : start, e = end < 0 ? end + n : end;
+  check(0 <= s && s <= e && e <= n, "slice", "range [", start, ", ", end, ") does not fit axis ",
+        axis, " of shape ", shape_string(x.shape()));
+  Shape shape = x.shape();
+  shape[axis] = e - s;
+  Tensor out = empty(shape, x.dtype());
+  const AxisSplit split = split_at(x.shape(), axis);
+  copy_blocks(x, n, s, out, e - s, 0, split.outer, e - s, split.inner);
+  const Shape original = x.shape();
+  return record("slice", out, {x}, [original, split, s, e](const Tensor& g) -> std::vector<Tensor> {
+    Tensor gx = zeros(original, g.dtype());
+    copy_blocks(g, e - s, 0, gx, split.n, s, split.outer, e - s, split.inner);
+    return {gx};
+  });
+}
+
+Tensor concat(const std::vector<Tensor>& parts, std::int64_t axis) {
+  check(!parts.empty(), "concat", "needs at least one tensor");
+  const Tensor& first = parts.front();
+  axis = normalize_axis("concat", axis, first.dim());
+  Shape shape = first.shape();
+  shape[axis] = 0;
+  for (const Tensor& part : parts) {
+    check_same_dtype("concat", first, part);
+    Shape a = first.shape(), b = part.shape();
+    check(a.size() == b.size(), "concat", "shapes ", shape_string(a), " and ", shape_string(b),
+          " have different ranks");
+    a[axis] = b[axis] = 0;
+    check(a == b, "concat", "shapes ", shape_string(first.shape()), " and ",
+          shape_string(part.shape()), " differ outside axis ", axis);
+    shape[axis] += part.shape()[axis];
+  }
+  Tensor out = empty(shape, first.dtype());
+  const AxisSplit split = split_at(shape, axis);
+  std::vector<std::int64_t> offsets;
+  std::int64_t at = 0;
+  for (const Tensor& part : parts) {
+    offsets.push_back(at);
+    copy_blocks(part, part.shape()[axis], 0, out, split.n, at, split.outer, part.shape()[axis],
+                split.inner);
+    at += part.shape()[axis];
+  }
+  return record("concat", out, parts, [axis, offsets, shape](const Tensor& g) -> std::vector<Tensor> {
+    std::vector<Tensor> grads;
+    for (std::size_t i = 0; i < offsets.size(); ++i) {
+      const std::int64_t end = i + 1 < offsets.size() ? offsets[i + 1] : shape[axis];
+      grads.push_back(slice(g, axis, offsets[i], end));
+    }
+    return grads;
+  });
+}
+
+Tensor embedding(const Tensor& table, const Indices& ids) {
+  check(table.dim() == 2, "embedding", "table must be [V, C], got ", shape_string(table.shape()));
+  check(static_cast<std::int64_t>(ids.values.size()) == numel(ids.shape), "embedding",
+        ids.values.size(), " ids do not fill shape ", shape_string(ids.shape));
+  const std::int64_t V = table.size(0), C = table.size(1);
+  for (std::size_t i = 0; i < ids.values.size(); ++i)
+    check(ids.values[i] >= 0 && ids.values[i] < V, "embedding", "id ", ids.values[i],
+          " at position ", i, " is outside the table's ", V, " rows");
+  Shape shape = ids.shape;
+  shape.push_back(C);
+  Tensor out = empty(shape, table.dtype());
+  dispatch(table.dtype(), [&](auto t) {
+    using T = decltype(t);
+    for (std::size_t i = 0; i < ids.values.size(); ++i)
+      std::memcpy(out.data<T>() + i * C, table.data<T>() + ids.values[i] * C, sizeof(T) * C);
+  });
+  const Shape table_shape = table.shape();
+  auto values = std::make_shared<std::vector<std::int64_t>>(ids.values);
+  return record("embedding", out, {table}, [values, table_shape, C](const Tensor& g) -> std::vector<Tensor> {
+    // Scatter-add: a row used twice receives both gradients; unused rows get zero.
+    Tensor gt = zeros(table_shape, g.dtype());
+    dispatch(g.dtype(), [&](auto t) {
+      using T = decltype(t);
+      for (std::size_t i = 0; i < values->size(); ++i)
+        kernels::axpy(T(1), g.data<T>() + i * C, gt.data<T>() + (*values)[i] * C,
+                      static_cast<std::size_t>(C));
+    });
+    return {gt};
+  });
+}
+
+}  // namespace ag
