@@ -1,0 +1,224 @@
+// Elementwise loops: a SIMD loop over full batches, then a scalar tail for the last
+// n % kWidth<T> elements. Every loop reads element i of its inputs before writing element i
+// of `out`, so `out` may alias any input (in-place updates are how the autograd code uses
+// them). These loops are memory-bound and serial: at the sizes this book uses (at most a few
+// hundred thousand elements) a second core buys little against OpenMP's start-up cost.
+#include "elementwise.hpp"
+
+#include <cmath>
+#include <cstddef>
+
+#include "simd.hpp"
+
+namespace ag::kernels {
+
+namespace {
+
+// out[i] = op(a[i], b[i]). `op` is a generic lambda so the same expression serves the
+// batch body and the scalar tail, which keeps the two from drifting apart.
+template <class T, class Op>
+inline void binary_map(const T* a, const T* b, T* out, std::size_t n, Op op) {
+  constexpr std::size_t W = kWidth<T>;
+  const std::size_t body = n - n % W;
+  std::size_t i = 0;
+  for (; i < body; i += W) {
+    const Batch<T> x = Batch<T>::load_unaligned(a + i);
+    const Batch<T> y = Batch<T>::load_unaligned(b + i);
+    op(x, y).store_unaligned(out + i);
+  }
+  for (; i < n; ++i) out[i] = op(a[i], b[i]);
+}
+
+}  // namespace
+
+template <class T>
+void add(const T* a, const T* b, T* out, std::size_t n) {
+  binary_map(a, b, out, n, [](auto x, auto y) { return x + y; });
+}
+
+template <class T>
+void sub(const T* a, const T* b, T* out, std::size_t n) {
+  binary_map(a, b, out, n, [](auto x, auto y) { return x - y; });
+}
+
+template <class T>
+void mul(const T* a, const T* b, T* out, std::size_t n) {
+  binary_map(a, b, out, n, [](auto x, auto y) { return x * y; });
+}
+
+template <class T>
+void div(const T* a, const T* b, T* out, std::size_t n) {
+  // A true division, not a * (1 / b): the reciprocal would round twice.
+  binary_map(a, b, out, n, [](auto x, auto y) { return x / y; });
+}
+
+template <class T>
+void scale(const T* a, T s, T* out, std::size_t n) {
+  constexpr std::size_t W = kWidth<T>;
+  const std::size_t body = n - n % W;
+  const Batch<T> vs(s);  // broadcast once, outside the loop
+  std::size_t i = 0;
+  for (; i < body; i += W) (Batch<T>::load_unaligned(a + i) * vs).store_unaligned(out + i);
+  for (; i < n; ++i) out[i] = a[i] * s;
+}
+
+template <class T>
+void axpy(T alpha, const T* x, T* y, std::size_t n) {
+  constexpr std::size_t W = kWidth<T>;
+  const std::size_t body = n - n % W;
+  const Batch<T> va(alpha);
+  std::size_t i = 0;
+  // One fused multiply-add per lane: one rounding instead of two, and one instruction.
+  for (; i < body; i += W) {
+    xsimd::fma(va, Batch<T>::load_unaligned(x + i), Batch<T>::load_unaligned(y + i))
+        .store_unaligned(y + i);
+  }
+  // std::fma in the tail so that the tail rounds like the body.
+  for (; i < n; ++i) y[i] = std::fma(alpha, x[i], y[i]);
+}
+
+template <class T>
+void exp(const T* a, T* out, std::size_t n) {
+  constexpr std::size_t W = kWidth<T>;
+  const std::size_t body = n - n % W;
+  std::size_t i = 0;
+  // xsimd::exp is a Cody-Waite range reduction plus a polynomial: within about one ulp of
+  // std::exp over the normal range (for float it flushes to 0 below about -87.3, where
+  // std::exp would still return a subnormal).
+  for (; i < body; i += W) xsimd::exp(Batch<T>::load_unaligned(a + i)).store_unaligned(out + i);
+  for (; i < n; ++i) out[i] = std::exp(a[i]);
+}
+
+template <class T>
+void relu(const T* a, T* out, std::size_t n) {
+  constexpr std::size_t W = kWidth<T>;
+  const std::size_t body = n - n % W;
+  const Batch<T> zero(T(0));
+  std::size_t i = 0;
+  // select(x < 0, 0, x) rather than max(x, 0): the x86 max instruction returns its second
+  // operand when either is NaN, so max would silently turn a NaN into 0 (or not, depending
+  // on operand order). With the comparison, a NaN fails `x < 0` and is passed through.
+  for (; i < body; i += W) {
+    const Batch<T> x = Batch<T>::load_unaligned(a + i);
+    xsimd::select(x < zero, zero, x).store_unaligned(out + i);
+  }
+  for (; i < n; ++i) out[i] = a[i] < T(0) ? T(0) : a[i];
+}
+
+template <class T>
+void relu_backward(const T* a, const T* g, T* out, std::size_t n) {
+  constexpr std::size_t W = kWidth<T>;
+  const std::size_t body = n - n % W;
+  const Batch<T> zero(T(0));
+  std::size_t i = 0;
+  // The gradient flows only where the input was strictly positive (the subgradient at 0 is
+  // taken to be 0, as in PyTorch).
+  for (; i < body; i += W) {
+    const Batch<T> x = Batch<T>::load_unaligned(a + i);
+    const Batch<T> dy = Batch<T>::load_unaligned(g + i);
+    xsimd::select(x > zero, dy, zero).store_unaligned(out + i);
+  }
+  for (; i < n; ++i) out[i] = a[i] > T(0) ? g[i] : T(0);
+}
+
+template <class T>
+T sum(const T* a, std::size_t n) {
+  constexpr std::size_t W = kWidth<T>;
+  // Four independent accumulators: a single one would serialise every add on the previous
+  // one (latency-bound); four keep the adder busy. It also splits the sum into 4 * W partial
+  // sums, which is slightly more accurate than one long running sum.
+  const std::size_t body4 = n - n % (4 * W);
+  const std::size_t body = n - n % W;
+  Batch<T> s0(T(0)), s1(T(0)), s2(T(0)), s3(T(0));
+  std::size_t i = 0;
+  for (; i < body4; i += 4 * W) {
+    s0 += Batch<T>::load_unaligned(a + i);
+    s1 += Batch<T>::load_unaligned(a + i + W);
+    s2 += Batch<T>::load_unaligned(a + i + 2 * W);
+    s3 += Batch<T>::load_unaligned(a + i + 3 * W);
+  }
+  for (; i < body; i += W) s0 += Batch<T>::load_unaligned(a + i);
+  T total = xsimd::hadd((s0 + s1) + (s2 + s3));
+  for (; i < n; ++i) total += a[i];
+  return total;
+}
+
+namespace scalar {
+
+// The scalar twins: the plainest possible loops, the reference the tests trust.
+
+template <class T>
+void add(const T* a, const T* b, T* out, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+}
+
+template <class T>
+void sub(const T* a, const T* b, T* out, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] - b[i];
+}
+
+template <class T>
+void mul(const T* a, const T* b, T* out, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] * b[i];
+}
+
+template <class T>
+void div(const T* a, const T* b, T* out, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] / b[i];
+}
+
+template <class T>
+void scale(const T* a, T s, T* out, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] * s;
+}
+
+template <class T>
+void axpy(T alpha, const T* x, T* y, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) y[i] += alpha * x[i];
+}
+
+template <class T>
+void exp(const T* a, T* out, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = std::exp(a[i]);
+}
+
+template <class T>
+void relu(const T* a, T* out, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] < T(0) ? T(0) : a[i];
+}
+
+template <class T>
+void relu_backward(const T* a, const T* g, T* out, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] > T(0) ? g[i] : T(0);
+}
+
+template <class T>
+T sum(const T* a, std::size_t n) {
+  T total = T(0);
+  for (std::size_t i = 0; i < n; ++i) total += a[i];
+  return total;
+}
+
+}  // namespace scalar
+
+}  // namespace ag::kernels
+
+// Explicit instantiations: the templates are defined only in this file.
+#define AG_ELEMENTWISE_INSTANTIATE(NS, T)                                  \
+  template void NS::add<T>(const T*, const T*, T*, std::size_t);           \
+  template void NS::sub<T>(const T*, const T*, T*, std::size_t);           \
+  template void NS::mul<T>(const T*, const T*, T*, std::size_t);           \
+  template void NS::div<T>(const T*, const T*, T*, std::size_t);           \
+  template void NS::scale<T>(const T*, T, T*, std::size_t);                \
+  template void NS::axpy<T>(T, const T*, T*, std::size_t);                 \
+  template void NS::exp<T>(const T*, T*, std::size_t);                     \
+  template void NS::relu<T>(const T*, T*, std::size_t);                    \
+  template void NS::relu_backward<T>(const T*, const T*, T*, std::size_t); \
+  template T NS::sum<T>(const T*, std::size_t);
+
+AG_ELEMENTWISE_INSTANTIATE(ag::kernels, float)
+AG_ELEMENTWISE_INSTANTIATE(ag::kernels, double)
+AG_ELEMENTWISE_INSTANTIATE(ag::kernels::scalar, float)
+AG_ELEMENTWISE_INSTANTIATE(ag::kernels::scalar, double)
+
+#undef AG_ELEMENTWISE_INSTANTIATE
