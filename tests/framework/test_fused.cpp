@@ -1,0 +1,60 @@
+// Fused kernels with their own backward rules agree with their primitive-op composites.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "ag/functional.hpp"
+#include "gradcheck_util.hpp"
+
+using namespace ag;
+
+namespace {
+void expect_close(const Tensor& a, const Tensor& b, double tol) {
+  ASSERT_EQ(a.shape(), b.shape());
+  const auto va = a.to_vector(), vb = b.to_vector();
+  for (std::size_t i = 0; i < va.size(); ++i) EXPECT_NEAR(va[i], vb[i], tol) << "at " << i;
+}
+}  // namespace
+
+TEST(Fused, SoftmaxMatchesCompositeValuesAndGradients) {
+  for (Dtype dtype : {Dtype::f32, Dtype::f64}) {
+    Tensor x1 = random_input({3, 7, 33}, 40).to(dtype).set_requires_grad();
+    Tensor x2 = x1.clone().set_requires_grad();
+    Tensor w = random_input({3, 7, 33}, 41).to(dtype);
+    Tensor y1 = softmax(x1), y2 = composite::softmax(x2);
+    const double tol = dtype == Dtype::f32 ? 1e-6 : 1e-14;
+    expect_close(y1, y2, tol);
+    sum(mul(y1, w)).backward();
+    sum(mul(y2, w)).backward();
+    expect_close(x1.grad(), x2.grad(), tol * 10);
+  }
+}
+
+TEST(Fused, SoftmaxGivesZeroToMaskedEntries) {
+  const double inf = std::numeric_limits<double>::infinity();
+  Tensor x = from_vector({1.0, -inf, 2.0, -inf}, {1, 4});
+  const auto y = softmax(x).to_vector();
+  EXPECT_EQ(y[1], 0.0);
+  EXPECT_EQ(y[3], 0.0);
+  EXPECT_NEAR(y[0] + y[2], 1.0, 1e-6);
+}
+
+TEST(Fused, LayerNormMatchesCompositeValuesAndGradients) {
+  for (Dtype dtype : {Dtype::f32, Dtype::f64}) {
+    Tensor x1 = random_input({4, 5, 40}, 42, 3.0).to(dtype).set_requires_grad();
+    Tensor g1 = random_input({40}, 43).to(dtype).set_requires_grad();
+    Tensor b1 = random_input({40}, 44).to(dtype).set_requires_grad();
+    Tensor x2 = x1.clone().set_requires_grad(), g2 = g1.clone().set_requires_grad(),
+           b2 = b1.clone().set_requires_grad();
+    Tensor w = random_input({4, 5, 40}, 45).to(dtype);
+    Tensor y1 = layer_norm(x1, g1, b1), y2 = composite::layer_norm(x2, g2, b2);
+    const double tol = dtype == Dtype::f32 ? 2e-5 : 1e-12;
+    expect_close(y1, y2, tol);
+    sum(mul(y1, w)).backward();
+    sum(mul(y2, w)).backward();
+    expect_close(x1.grad(), x2.grad(), tol * 10);
+    expect_close(g1.grad(), g2.grad(), tol * 100);
+    expect_close(b1.grad(), b2.grad(), tol * 100);
+  }
+}

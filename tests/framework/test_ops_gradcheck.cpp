@@ -1,0 +1,188 @@
+// A float64 gradient check for every primitive op and composite, including broadcasting.
+#include <gtest/gtest.h>
+
+#include "ag/functional.hpp"
+#include "ag/tape.hpp"
+#include "gradcheck_util.hpp"
+
+using namespace ag;
+using Inputs = std::vector<Tensor>;
+
+TEST(OpGradcheck, AddSubMulDivSameShape) {
+  Tensor a = random_input({3, 4}, 1), b = positive_input({3, 4}, 2);
+  EXPECT_GRADCHECK([](const Inputs& x) { return add(x[0], x[1]); }, {a, b});
+  EXPECT_GRADCHECK([](const Inputs& x) { return sub(x[0], x[1]); }, {a, b});
+  EXPECT_GRADCHECK([](const Inputs& x) { return mul(x[0], x[1]); }, {a, b});
+  EXPECT_GRADCHECK([](const Inputs& x) { return div(x[0], x[1]); }, {a, b});
+}
+
+TEST(OpGradcheck, BroadcastingTrailingBias) {
+  Tensor x = random_input({2, 3, 4}, 3), bias = random_input({4}, 4);
+  EXPECT_GRADCHECK([](const Inputs& v) { return add(v[0], v[1]); }, {x, bias});
+  EXPECT_GRADCHECK([](const Inputs& v) { return mul(v[0], v[1]); }, {x, bias});
+}
+
+TEST(OpGradcheck, BroadcastingBothSidesAndMiddleAxes) {
+  Tensor a = random_input({3, 1, 4}, 5), b = positive_input({2, 1}, 6);
+  EXPECT_GRADCHECK([](const Inputs& v) { return add(v[0], v[1]); }, {a, b});
+  EXPECT_GRADCHECK([](const Inputs& v) { return sub(v[1], v[0]); }, {a, b});
+  EXPECT_GRADCHECK([](const Inputs& v) { return mul(v[0], v[1]); }, {a, b});
+  EXPECT_GRADCHECK([](const Inputs& v) { return div(v[0], v[1]); }, {a, b});
+}
+
+TEST(OpGradcheck, ScalarOperands) {
+  Tensor a = random_input({5}, 7), s = positive_input({}, 8);
+  EXPECT_GRADCHECK([](const Inputs& v) { return div(v[0], v[1]); }, {a, s});
+  EXPECT_GRADCHECK([](const Inputs& v) { return v[0] * 3.0 + 1.0 - v[0] / 2.0; }, {a});
+}
+
+TEST(OpGradcheck, FanOutReuse) {
+  Tensor a = random_input({4}, 9);
+  EXPECT_GRADCHECK(
+      [](const Inputs& v) {
+        Tensor b = add(v[0], v[0]);
+        return mul(b, b);
+      },
+      {a});
+}
+
+TEST(OpGradcheck, UnaryOps) {
+  Tensor x = random_input({3, 5}, 10), p = positive_input({3, 5}, 11);
+  EXPECT_GRADCHECK([](const Inputs& v) { return neg(v[0]); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return exp(v[0]); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return log(v[0]); }, {p});
+  EXPECT_GRADCHECK([](const Inputs& v) { return sqrt(v[0]); }, {p});
+  EXPECT_GRADCHECK([](const Inputs& v) { return tanh(v[0]); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return sin(v[0]); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return cos(v[0]); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return pow(v[0], 3.0); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return pow(v[0], -1.5); }, {p});
+}
+
+TEST(OpGradcheck, ReluAwayFromTheKink) {
+  // Entries at least 0.5 from zero, of both signs: the derivative is defined everywhere.
+  Tensor x = from_vector({-1.5, 0.7, -0.5, 2.0, 0.9, -2.2}, {2, 3}, Dtype::f64);
+  EXPECT_GRADCHECK([](const Inputs& v) { return relu(v[0]); }, {x});
+}
+
+TEST(OpGradcheck, MaskedFill) {
+  Tensor x = random_input({2, 3, 3}, 12);
+  Tensor causal = from_vector({0, 1, 1, 0, 0, 1, 0, 0, 0}, {3, 3}, Dtype::f64);
+  EXPECT_GRADCHECK([causal](const Inputs& v) { return masked_fill(v[0], causal, -7.0); }, {x});
+}
+
+TEST(OpGradcheck, Reductions) {
+  Tensor x = random_input({2, 3, 4}, 13);
+  EXPECT_GRADCHECK([](const Inputs& v) { return sum(v[0]); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return sum(v[0], {1}); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return sum(v[0], {0, 2}, true); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return mean(v[0], {-1}); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return mean(v[0]); }, {x});
+  // Random normals have no ties, so the maximum is differentiable.
+  EXPECT_GRADCHECK([](const Inputs& v) { return max(v[0], 1); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return max(v[0], -1, true); }, {x});
+}
+
+TEST(OpGradcheck, Matmul2d) {
+  Tensor a = random_input({3, 4}, 14), b = random_input({4, 5}, 15);
+  EXPECT_GRADCHECK([](const Inputs& v) { return matmul(v[0], v[1]); }, {a, b});
+}
+
+TEST(OpGradcheck, MatmulBatched) {
+  Tensor a = random_input({2, 3, 3, 4}, 16), b = random_input({2, 3, 4, 2}, 17);
+  EXPECT_GRADCHECK([](const Inputs& v) { return matmul(v[0], v[1]); }, {a, b});
+}
+
+TEST(OpGradcheck, MatmulWithSharedWeight) {
+  Tensor x = random_input({2, 3, 4}, 18), w = random_input({4, 5}, 19);
+  EXPECT_GRADCHECK([](const Inputs& v) { return matmul(v[0], v[1]); }, {x, w});
+}
+
+TEST(OpGradcheck, MatmulLargeUsesRandomDirections) {
+  // 40 x 30 = 1200 elements is above full_limit, so directional checks run.
+  Tensor a = random_input({40, 30}, 20), b = random_input({30, 20}, 21);
+  EXPECT_GRADCHECK([](const Inputs& v) { return matmul(v[0], v[1]); }, {a, b});
+}
+
+TEST(OpGradcheck, ShapeOps) {
+  Tensor x = random_input({2, 3, 4}, 22);
+  EXPECT_GRADCHECK([](const Inputs& v) { return reshape(v[0], {6, -1}); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return permute(v[0], {2, 0, 1}); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return transpose(v[0], 0, 2); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return slice(v[0], 1, 1, 3); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return slice(v[0], -1, -3, -1); }, {x});
+}
+
+TEST(OpGradcheck, Concat) {
+  Tensor a = random_input({2, 3}, 23), b = random_input({2, 1}, 24), c = random_input({2, 2}, 25);
+  EXPECT_GRADCHECK([](const Inputs& v) { return concat({v[0], v[1], v[2]}, 1); }, {a, b, c});
+  EXPECT_GRADCHECK([](const Inputs& v) { return concat({v[0], v[0]}, 0); }, {a});
+}
+
+TEST(OpGradcheck, EmbeddingWithRepeatedIds) {
+  Tensor table = random_input({5, 3}, 26);
+  Indices ids{{4, 0, 4, 2, 2, 2}, {2, 3}};
+  EXPECT_GRADCHECK([ids](const Inputs& v) { return embedding(v[0], ids); }, {table});
+}
+
+TEST(OpGradcheck, SoftmaxFusedAndComposite) {
+  Tensor x = random_input({2, 3, 5}, 27);
+  EXPECT_GRADCHECK([](const Inputs& v) { return softmax(v[0]); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return composite::softmax(v[0]); }, {x});
+}
+
+TEST(OpGradcheck, SoftmaxOverMaskedScores) {
+  Tensor x = random_input({2, 4, 4}, 28);
+  Tensor causal = from_vector({0, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0}, {4, 4}, Dtype::f64);
+  EXPECT_GRADCHECK(
+      [causal](const Inputs& v) {
+        return softmax(masked_fill(v[0], causal, -std::numeric_limits<double>::infinity()));
+      },
+      {x});
+}
+
+TEST(OpGradcheck, LogSoftmaxAndCrossEntropy) {
+  Tensor logits = random_input({4, 6}, 29);
+  EXPECT_GRADCHECK([](const Inputs& v) { return log_softmax(v[0]); }, {logits});
+  Indices targets{{1, -1, 5, 0}, {4}};  // one ignored row
+  EXPECT_GRADCHECK([targets](const Inputs& v) { return cross_entropy(v[0], targets); }, {logits});
+}
+
+TEST(OpGradcheck, LayerNormFusedAndComposite) {
+  Tensor x = random_input({3, 2, 6}, 30), gamma = random_input({6}, 31),
+         beta = random_input({6}, 32);
+  EXPECT_GRADCHECK([](const Inputs& v) { return layer_norm(v[0], v[1], v[2]); }, {x, gamma, beta});
+  EXPECT_GRADCHECK([](const Inputs& v) { return composite::layer_norm(v[0], v[1], v[2]); },
+                   {x, gamma, beta});
+}
+
+TEST(OpGradcheck, Gelu) {
+  Tensor x = random_input({3, 4}, 33);
+  EXPECT_GRADCHECK([](const Inputs& v) { return gelu(v[0]); }, {x});
+}
+
+// The check must be able to fail: an op whose backward rule is off by a factor of two.
+TEST(OpGradcheck, CatchesAWrongBackwardRuleAndNamesTheElement) {
+  auto broken_square = [](const Tensor& x) {
+    Tensor out;
+    {
+      NoGradGuard guard;
+      out = mul(x, x);
+    }
+    Tensor x0 = x.detach();
+    return record("broken_square", out, {x}, [x0](const Tensor& g) -> std::vector<Tensor> {
+      return {mul(g, x0)};  // should be 2 x g
+    });
+  };
+  Tensor x = random_input({2, 3}, 34).set_name("x");
+  const auto result = gradcheck([&](const Inputs& v) { return broken_square(v[0]); }, {x});
+  EXPECT_FALSE(result.passed);
+  EXPECT_NE(result.report.find("'x'"), std::string::npos) << result.report;
+  EXPECT_NE(result.report.find("element [0, 0]"), std::string::npos) << result.report;
+  EXPECT_NE(result.report.find("analytic"), std::string::npos) << result.report;
+}
+
+TEST(OpGradcheck, RejectsFloat32Inputs) {
+  Tensor x = ones({2});
+  EXPECT_THROW(gradcheck([](const Inputs& v) { return v[0]; }, {x}), Error);
+}
