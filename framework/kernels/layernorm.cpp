@@ -1,0 +1,253 @@
+// Layer normalisation over the last axis, forward and backward. Rows are independent and
+// split across OpenMP threads; inside a row the loops are SIMD over full batches with a
+// scalar tail.
+//
+// Aliasing: every pass reads element i of its inputs before it writes element i of its
+// output, and the row statistics are complete before the first write, so y may alias x
+// (forward) and dx may alias x or dy (backward). dgamma and dbeta must not alias anything.
+#include "layernorm.hpp"
+
+#include <cmath>
+#include <cstddef>
+#include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "simd.hpp"
+
+namespace ag::kernels {
+
+namespace {
+
+// Below this many elements a call takes a few microseconds, about what waking an OpenMP
+// team costs, so it runs on the calling thread.
+constexpr std::size_t kParallelThreshold = std::size_t(1) << 15;
+
+template <class T>
+void layernorm_row(const T* x, const T* gamma, const T* beta, T* y, T* mean_out, T* rstd_out,
+                   std::size_t n, T eps) {
+  constexpr std::size_t W = kWidth<T>;
+  const std::size_t body = n - n % W;
+
+  // Pass 1: the mean.
+  Batch<T> vs(T(0));
+  std::size_t i = 0;
+  for (; i < body; i += W) vs += Batch<T>::load_unaligned(x + i);
+  T s = xsimd::hadd(vs);
+  for (; i < n; ++i) s += x[i];
+  // An empty row has no statistics; take mean 0 and variance 0 so that nothing is NaN.
+  const T mean = n ? s / T(n) : T(0);
+
+  // Pass 2: the variance as the mean of squared deviations from the mean just computed.
+  // The one-pass E[x^2] - E[x]^2 cancels catastrophically when |mean| >> std (activations
+  // with a large offset), and can even go negative; two passes over a row in cache are cheap.
+  const Batch<T> vm(mean);
+  Batch<T> vq(T(0));
+  for (i = 0; i < body; i += W) {
+    const Batch<T> d = Batch<T>::load_unaligned(x + i) - vm;
+    vq = xsimd::fma(d, d, vq);
+  }
+  T q = xsimd::hadd(vq);
+  for (; i < n; ++i) {
+    const T d = x[i] - mean;
+    q += d * d;
+  }
+  const T var = n ? q / T(n) : T(0);  // biased: divide by n, as in the usual definition
+  const T rstd = T(1) / std::sqrt(var + eps);
+
+  // Pass 3: y = (x - mean) * rstd * gamma + beta, the last multiply-add fused.
+  const Batch<T> vr(rstd);
+  for (i = 0; i < body; i += W) {
+    const Batch<T> xhat = (Batch<T>::load_unaligned(x + i) - vm) * vr;
+    xsimd::fma(xhat, Batch<T>::load_unaligned(gamma + i), Batch<T>::load_unaligned(beta + i))
+        .store_unaligned(y + i);
+  }
+  for (; i < n; ++i) y[i] = std::fma((x[i] - mean) * rstd, gamma[i], beta[i]);
+
+  *mean_out = mean;
+  *rstd_out = rstd;
+}
+
+// One row of the backward pass. Writes dx and adds this row's contribution into
+// dgamma_acc and dbeta_acc (the caller decides whether those are the outputs or a
+// thread's private partial sums).
+template <class T>
+void layernorm_row_backward(const T* x, const T* gamma, T mean, T rstd, const T* dy, T* dx,
+                            T* dgamma_acc, T* dbeta_acc, std::size_t n) {
+  if (n == 0) return;
+  constexpr std::size_t W = kWidth<T>;
+  const std::size_t body = n - n % W;
+  const Batch<T> vm(mean);
+  const Batch<T> vr(rstd);
+
+  // Pass 1: with g = dy * gamma and xhat = (x - mean) * rstd, the two row means that the
+  // formula needs, mean(g) and mean(g * xhat), accumulated together in one sweep.
+  Batch<T> vg(T(0)), vgx(T(0));
+  std::size_t i = 0;
+  for (; i < body; i += W) {
+    const Batch<T> g = Batch<T>::load_unaligned(dy + i) * Batch<T>::load_unaligned(gamma + i);
+    const Batch<T> xhat = (Batch<T>::load_unaligned(x + i) - vm) * vr;
+    vg += g;
+    vgx = xsimd::fma(g, xhat, vgx);
+  }
+  T sg = xsimd::hadd(vg);
+  T sgx = xsimd::hadd(vgx);
+  for (; i < n; ++i) {
+    const T g = dy[i] * gamma[i];
+    sg += g;
+    sgx += g * ((x[i] - mean) * rstd);
+  }
+  const T mg = sg / T(n);
+  const T mgx = sgx / T(n);
+
+  // Pass 2: dx = rstd * (g - mean(g) - xhat * mean(g * xhat)): the gradient through y minus
+  // its components along the two directions that normalisation removes (a constant shift
+  // and a rescaling of x). The same sweep adds dy * xhat into dgamma and dy into dbeta.
+  const Batch<T> vmg(mg), vmgx(mgx);
+  for (i = 0; i < body; i += W) {
+    const Batch<T> d = Batch<T>::load_unaligned(dy + i);
+    const Batch<T> g = d * Batch<T>::load_unaligned(gamma + i);
+    const Batch<T> xhat = (Batch<T>::load_unaligned(x + i) - vm) * vr;
+    (vr * (g - vmg - xhat * vmgx)).store_unaligned(dx + i);
+    xsimd::fma(d, xhat, Batch<T>::load_unaligned(dgamma_acc + i)).store_unaligned(dgamma_acc + i);
+    (Batch<T>::load_unaligned(dbeta_acc + i) + d).store_unaligned(dbeta_acc + i);
+  }
+  for (; i < n; ++i) {
+    const T d = dy[i];  // read before dx[i] is written: dx may alias dy
+    const T g = d * gamma[i];
+    const T xhat = (x[i] - mean) * rstd;
+    dgamma_acc[i] = std::fma(d, xhat, dgamma_acc[i]);
+    dbeta_acc[i] += d;
+    dx[i] = rstd * (g - mg - xhat * mgx);
+  }
+}
+
+}  // namespace
+
+template <class T>
+void layernorm_rows(const T* x, const T* gamma, const T* beta, T* y, T* mean, T* rstd,
+                    std::size_t rows, std::size_t cols, T eps) {
+#pragma omp parallel for schedule(static) if (rows * cols > kParallelThreshold)
+  for (std::size_t r = 0; r < rows; ++r) {
+    layernorm_row(x + r * cols, gamma, beta, y + r * cols, mean + r, rstd + r, cols, eps);
+  }
+}
+
+template <class T>
+void layernorm_rows_backward(const T* x, const T* gamma, const T* mean, const T* rstd,
+                             const T* dy, T* dx, T* dgamma, T* dbeta, std::size_t rows,
+                             std::size_t cols) {
+  int threads = 1;
+#ifdef _OPENMP
+  if (rows * cols > kParallelThreshold) threads = omp_get_max_threads();
+#endif
+  if (threads <= 1 || rows < 2) {
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::size_t o = r * cols;
+      layernorm_row_backward(x + o, gamma, mean[r], rstd[r], dy + o, dx + o, dgamma, dbeta, cols);
+    }
+    return;
+  }
+
+  // dgamma and dbeta are sums over rows, so threads cannot all add into them. Each thread
+  // sums its (static, contiguous) block of rows into a private slice of `partial`; the slices
+  // are then added into the outputs in thread order. With a fixed thread count the result is
+  // the same on every run, which a data race or an atomic add would not give.
+  std::vector<T> partial(static_cast<std::size_t>(threads) * 2 * cols, T(0));
+#pragma omp parallel num_threads(threads)
+  {
+    int t = 0;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+#endif
+    T* pg = partial.data() + static_cast<std::size_t>(t) * 2 * cols;
+    T* pb = pg + cols;
+#pragma omp for schedule(static)
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::size_t o = r * cols;
+      layernorm_row_backward(x + o, gamma, mean[r], rstd[r], dy + o, dx + o, pg, pb, cols);
+    }
+  }
+  // Slices of threads that got no rows are still zero, so adding all of them is harmless.
+  for (int t = 0; t < threads; ++t) {
+    const T* pg = partial.data() + static_cast<std::size_t>(t) * 2 * cols;
+    const T* pb = pg + cols;
+    for (std::size_t c = 0; c < cols; ++c) {
+      dgamma[c] += pg[c];
+      dbeta[c] += pb[c];
+    }
+  }
+}
+
+namespace scalar {
+
+// The scalar twins: serial, the textbook formulas written out, the reference for tests.
+
+template <class T>
+void layernorm_rows(const T* x, const T* gamma, const T* beta, T* y, T* mean, T* rstd,
+                    std::size_t rows, std::size_t cols, T eps) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * cols;
+    T* yr = y + r * cols;
+    T s = T(0);
+    for (std::size_t j = 0; j < cols; ++j) s += xr[j];
+    const T m = cols ? s / T(cols) : T(0);
+    T q = T(0);
+    for (std::size_t j = 0; j < cols; ++j) q += (xr[j] - m) * (xr[j] - m);
+    const T var = cols ? q / T(cols) : T(0);
+    const T rs = T(1) / std::sqrt(var + eps);
+    for (std::size_t j = 0; j < cols; ++j) yr[j] = (xr[j] - m) * rs * gamma[j] + beta[j];
+    mean[r] = m;
+    rstd[r] = rs;
+  }
+}
+
+template <class T>
+void layernorm_rows_backward(const T* x, const T* gamma, const T* mean, const T* rstd,
+                             const T* dy, T* dx, T* dgamma, T* dbeta, std::size_t rows,
+                             std::size_t cols) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    if (cols == 0) continue;
+    const T* xr = x + r * cols;
+    const T* dyr = dy + r * cols;
+    T* dxr = dx + r * cols;
+    T sg = T(0), sgx = T(0);
+    for (std::size_t j = 0; j < cols; ++j) {
+      const T g = dyr[j] * gamma[j];
+      const T xhat = (xr[j] - mean[r]) * rstd[r];
+      sg += g;
+      sgx += g * xhat;
+    }
+    const T mg = sg / T(cols);
+    const T mgx = sgx / T(cols);
+    for (std::size_t j = 0; j < cols; ++j) {
+      const T d = dyr[j];  // read before dxr[j] is written: dx may alias dy
+      const T g = d * gamma[j];
+      const T xhat = (xr[j] - mean[r]) * rstd[r];
+      dgamma[j] += d * xhat;
+      dbeta[j] += d;
+      dxr[j] = rstd[r] * (g - mg - xhat * mgx);
+    }
+  }
+}
+
+}  // namespace scalar
+
+}  // namespace ag::kernels
+
+// Explicit instantiations: the templates are defined only in this file.
+#define AG_LAYERNORM_INSTANTIATE(NS, T)                                                    \
+  template void NS::layernorm_rows<T>(const T*, const T*, const T*, T*, T*, T*, std::size_t, \
+                                      std::size_t, T);                                      \
+  template void NS::layernorm_rows_backward<T>(const T*, const T*, const T*, const T*,       \
+                                               const T*, T*, T*, T*, std::size_t,           \
+                                               std::size_t);
+
+AG_LAYERNORM_INSTANTIATE(ag::kernels, float)
+AG_LAYERNORM_INSTANTIATE(ag::kernels, double)
+AG_LAYERNORM_INSTANTIATE(ag::kernels::scalar, float)
+AG_LAYERNORM_INSTANTIATE(ag::kernels::scalar, double)
+
+#undef AG_LAYERNORM_INSTANTIATE
