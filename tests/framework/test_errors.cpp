@@ -1,0 +1,85 @@
+// Bad input gets an ag::Error whose text names the op and the shapes, never a crash.
+#include <gtest/gtest.h>
+
+#include "ag/functional.hpp"
+#include "ag/nn.hpp"
+
+using namespace ag;
+
+namespace {
+// Runs f, expects ag::Error, and checks that every fragment appears in its message.
+template <class F>
+void expect_error(F f, std::initializer_list<const char*> fragments) {
+  try {
+    f();
+    ADD_FAILURE() << "expected ag::Error";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    for (const char* fragment : fragments)
+      EXPECT_NE(message.find(fragment), std::string::npos)
+          << "message '" << message << "' lacks '" << fragment << "'";
+  }
+}
+}  // namespace
+
+TEST(Errors, BroadcastMismatchNamesOpAndShapes) {
+  expect_error([] { add(ones({2, 3}), ones({4})); }, {"add", "[2, 3]", "[4]"});
+  expect_error([] { mul(ones({2, 3}), ones({3, 2})); }, {"mul", "[2, 3]", "[3, 2]"});
+}
+
+TEST(Errors, MatmulInnerSizes) {
+  expect_error([] { matmul(ones({2, 3}), ones({4, 5})); }, {"matmul", "[2, 3]", "[4, 5]", "inner"});
+  expect_error([] { matmul(ones({2, 2, 3}), ones({3, 3, 4})); }, {"matmul", "batch"});
+  expect_error([] { matmul(ones({3}), ones({3, 4})); }, {"matmul", "[3]"});
+}
+
+TEST(Errors, AxisOutOfRange) {
+  expect_error([] { sum(ones({2, 3}), {2}); }, {"sum", "axis 2", "2 dimensions"});
+  expect_error([] { max(ones({2, 3}), -3); }, {"max", "axis -3"});
+  expect_error([] { slice(ones({2, 3}), 5, 0, 1); }, {"slice", "axis 5"});
+  expect_error([] { permute(ones({2, 3}), {0, 0}); }, {"permute", "twice"});
+}
+
+TEST(Errors, ReshapeAndSlice) {
+  expect_error([] { reshape(ones({2, 3}), {4, 2}); }, {"reshape", "[2, 3]", "[4, 2]"});
+  expect_error([] { reshape(ones({2, 3}), {-1, -1}); }, {"reshape", "-1"});
+  expect_error([] { slice(ones({2, 3}), 1, 2, 5); }, {"slice", "[2, 5)", "[2, 3]"});
+}
+
+TEST(Errors, ConcatMismatch) {
+  expect_error([] { concat({ones({2, 3}), ones({3, 3})}, 1); }, {"concat", "[2, 3]", "[3, 3]"});
+  expect_error([] { concat({}, 0); }, {"concat"});
+}
+
+TEST(Errors, EmbeddingIdOutOfRange) {
+  expect_error([] { embedding(ones({5, 2}), Indices{{1, 5}, {2}}); }, {"embedding", "id 5", "5 rows"});
+  expect_error([] { embedding(ones({5, 2}), Indices{{1, 2}, {3}}); }, {"embedding", "[3]"});
+}
+
+TEST(Errors, CrossEntropyTargets) {
+  expect_error([] { cross_entropy(ones({2, 3}), Indices{{0, 3}, {2}}); }, {"cross_entropy", "target 3"});
+  expect_error([] { cross_entropy(ones({2, 3}), Indices{{-1, -1}, {2}}); }, {"cross_entropy", "ignore"});
+  expect_error([] { cross_entropy(ones({2, 3}), Indices{{0}, {1}}); }, {"cross_entropy", "1 targets"});
+}
+
+TEST(Errors, LayerNormParameterShapes) {
+  expect_error([] { layer_norm(ones({2, 4}), ones({3}), zeros({3})); }, {"layer_norm", "[3]", "[2, 4]"});
+}
+
+TEST(Errors, MixedDtypes) {
+  expect_error([] { add(ones({2}, Dtype::f32), ones({2}, Dtype::f64)); }, {"add", "float32", "float64"});
+  expect_error([] { ones({2}).data<double>(); }, {"float64", "float32"});
+}
+
+TEST(Errors, FactoriesAndAccess) {
+  expect_error([] { from_vector({1, 2, 3}, {2, 2}); }, {"from_vector", "[2, 2]"});
+  expect_error([] { ones({2, 2}).item(); }, {"item", "[2, 2]"});
+  expect_error([] { ones({2, 2}).at({0, 2}); }, {"at", "[2, 2]"});
+  expect_error([] { Tensor().shape(); }, {"empty"});
+}
+
+TEST(Errors, LinearInputWidth) {
+  Rng rng(1);
+  Linear layer(4, 2, rng);
+  expect_error([&] { layer.forward(ones({3, 5})); }, {"Linear", "[3, 5]", "4"});
+}
