@@ -1,0 +1,81 @@
+#include "attention.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "ag/functional.hpp"
+
+namespace pe {
+
+using ag::Tensor;
+
+SelfAttention::SelfAttention(std::int64_t width, std::int64_t heads_, ag::Rng& rng, bool causal_,
+                             ag::Dtype dtype)
+    : query(width, width, rng, true, dtype),
+      key(width, width, rng, true, dtype),
+      value(width, width, rng, true, dtype),
+      output(width, width, rng, true, dtype),
+      heads(heads_),
+      head_width(heads_ > 0 ? width / heads_ : 0),
+      causal(causal_) {
+  ag::check(heads_ > 0 && width % heads_ == 0, "SelfAttention", "width ", width,
+            " is not divisible into ", heads_, " heads");
+  register_module("query", query);
+  register_module("key", key);
+  register_module("value", value);
+  register_module("output", output);
+}
+
+Tensor split_heads(const Tensor& x, std::int64_t heads) {
+  const std::int64_t B = x.size(0), T = x.size(1), C = x.size(2);
+  return ag::permute(ag::reshape(x, {B, T, heads, C / heads}), {0, 2, 1, 3});
+}
+
+Tensor merge_heads(const Tensor& x) {
+  const std::int64_t B = x.size(0), H = x.size(1), T = x.size(2), D = x.size(3);
+  return ag::reshape(ag::permute(x, {0, 2, 1, 3}), {B, T, H * D});
+}
+
+Tensor causal_mask(std::int64_t queries, std::int64_t keys, std::int64_t q_offset,
+                   ag::Dtype dtype) {
+  std::vector<double> mask(static_cast<std::size_t>(queries * keys));
+  for (std::int64_t i = 0; i < queries; ++i)
+    for (std::int64_t j = 0; j < keys; ++j) mask[i * keys + j] = j > q_offset + i ? 1.0 : 0.0;
+  return ag::from_vector(mask, {queries, keys}, dtype);
+}
+
+// [attention-forward]
+Tensor SelfAttention::forward(const Tensor& x, const PositionalEncoding& encoding, int layer,
+                              std::int64_t offset, LayerCache* cache) {
+  ag::check(x.dim() == 3 && x.size(2) == heads * head_width, "SelfAttention",
+            "expected x [B, T, ", heads * head_width, "], got ", ag::shape_string(x.shape()));
+  if (cache)
+    ag::check(offset == cache->length(), "SelfAttention", "offset ", offset,
+              " does not continue the cache of length ", cache->length());
+  Tensor q = split_heads(query.forward(x), heads);  // [B, H, T, D]
+  Tensor k = split_heads(key.forward(x), heads);
+  Tensor v = split_heads(value.forward(x), heads);
+  std::tie(q, k) = encoding.rotate(q, k, offset, layer);
+  if (cache) {
+    if (cache->length() > 0) {
+      k = ag::concat({cache->keys, k}, 2);
+      v = ag::concat({cache->values, v}, 2);
+    }
+    cache->keys = k.detach();
+    cache->values = v.detach();
+  }
+  // scores[b, h, i, j] = q_i . k_j / sqrt(D)
+  Tensor scores = ag::mul(ag::matmul(q, ag::transpose(k, 2, 3)),
+                          1.0 / std::sqrt(double(head_width)));
+  scores = encoding.bias(scores, offset, layer);
+  if (causal)
+    scores = ag::masked_fill(scores, causal_mask(q.size(2), k.size(2), offset, x.dtype()),
+                             -std::numeric_limits<double>::infinity());
+  Tensor weights = ag::softmax(scores);  // [B, H, Tq, Tk]
+  if (capture_weights) last_weights = weights.detach().clone();
+  Tensor out = encoding.values(ag::matmul(weights, v), weights, offset, layer);
+  return output.forward(merge_heads(out));
+}
+// [attention-forward]
+
+}  // namespace pe

@@ -1,0 +1,47 @@
+// Multi-head self-attention with the encoding hooks and an optional key/value cache.
+#pragma once
+#include <cstdint>
+
+#include "ag/nn.hpp"
+#include "positional_encoding.hpp"
+
+namespace pe {
+
+/// Keys and values of one layer for the positions decoded so far: [B, H, T_cached, D].
+struct LayerCache {
+  ag::Tensor keys, values;
+  std::int64_t length() const { return keys.defined() ? keys.size(2) : 0; }
+};
+
+class SelfAttention : public ag::Module {
+ public:
+  /// width C = heads H * head width D. With causal = false every query sees every key (used
+  /// only to show permutation equivariance; a decoder is always causal).
+  SelfAttention(std::int64_t width, std::int64_t heads, ag::Rng& rng, bool causal = true,
+                ag::Dtype dtype = ag::Dtype::f32);
+
+  /// x [B, T, C] at positions offset .. offset+T-1 -> [B, T, C].
+  /// With a cache, this call's keys and values are appended to it and the queries attend to
+  /// everything cached; offset must then equal the cache's length.
+  ag::Tensor forward(const ag::Tensor& x, const PositionalEncoding& encoding, int layer,
+                     std::int64_t offset = 0, LayerCache* cache = nullptr);
+
+  ag::Linear query, key, value, output;
+  std::int64_t heads, head_width;
+  bool causal;
+  /// When true, forward keeps a detached copy of its attention weights [B, H, Tq, Tk].
+  bool capture_weights = false;
+  ag::Tensor last_weights;
+};
+
+/// The causal mask for queries at q_offset .. q_offset+Tq-1 and keys at 0 .. Tk-1:
+/// [Tq, Tk], 1 where the key lies in the query's future (to be hidden), 0 elsewhere.
+ag::Tensor causal_mask(std::int64_t queries, std::int64_t keys, std::int64_t q_offset,
+                       ag::Dtype dtype);
+
+/// [B, T, H*D] -> [B, H, T, D]
+ag::Tensor split_heads(const ag::Tensor& x, std::int64_t heads);
+/// [B, H, T, D] -> [B, T, H*D]
+ag::Tensor merge_heads(const ag::Tensor& x);
+
+}  // namespace pe

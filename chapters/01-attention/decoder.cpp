@@ -1,0 +1,85 @@
+#include "decoder.hpp"
+
+namespace pe {
+
+using ag::Tensor;
+
+DecoderBlock::DecoderBlock(const DecoderConfig& config, ag::Rng& rng, ag::Dtype dtype)
+    : norm1(config.width, 1e-5, dtype),
+      attention(config.width, config.heads, rng, config.causal, dtype),
+      norm2(config.width, 1e-5, dtype),
+      expand(config.width, config.ffn_width, rng, true, dtype),
+      contract(config.ffn_width, config.width, rng, true, dtype) {
+  register_module("norm1", norm1);
+  register_module("attention", attention);
+  register_module("norm2", norm2);
+  register_module("expand", expand);
+  register_module("contract", contract);
+}
+
+// [block-forward]
+Tensor DecoderBlock::forward(const Tensor& x, const PositionalEncoding& encoding, int layer,
+                             std::int64_t offset, LayerCache* cache) {
+  Tensor h = ag::add(x, attention.forward(norm1.forward(x), encoding, layer, offset, cache));
+  return ag::add(h, contract.forward(ag::relu(expand.forward(norm2.forward(h)))));
+}
+// [block-forward]
+
+Decoder::Decoder(const DecoderConfig& config_, std::shared_ptr<PositionalEncoding> encoding_,
+                 ag::Rng& rng, ag::Dtype dtype)
+    : config(config_),
+      encoding(std::move(encoding_)),
+      tokens(config_.vocab, config_.width, rng, 1.0, dtype),
+      final_norm(config_.width, 1e-5, dtype),
+      head(config_.width, config_.vocab, rng, true, dtype) {
+  ag::check(encoding != nullptr, "Decoder", "needs an encoding (use NoEncoding for none)");
+  ag::check(config.layers > 0, "Decoder", "needs at least one layer, got ", config.layers);
+  register_module("tokens", tokens);
+  register_module("encoding", *encoding);
+  for (std::int64_t i = 0; i < config.layers; ++i) {
+    blocks.push_back(std::make_unique<DecoderBlock>(config, rng, dtype));
+    register_module("blocks." + std::to_string(i), *blocks.back());
+  }
+  register_module("final_norm", final_norm);
+  register_module("head", head);
+}
+
+Tensor Decoder::run_blocks(const ag::Indices& ids, std::int64_t offset, KVCache* cache,
+                           std::vector<Tensor>* hidden) {
+  ag::check(ids.shape.size() == 2, "Decoder", "ids must be [B, T], got ",
+            ag::shape_string(ids.shape));
+  if (cache) {
+    ag::check(offset == cache->length(), "Decoder", "offset ", offset,
+              " does not continue the cache of length ", cache->length());
+    cache->layers.resize(blocks.size());
+  }
+  Tensor x = encoding->embed(tokens.forward(ids), offset);  // [B, T, C]
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    x = blocks[i]->forward(x, *encoding, static_cast<int>(i), offset,
+                           cache ? &cache->layers[i] : nullptr);
+    if (hidden) hidden->push_back(x);
+  }
+  return x;
+}
+
+Tensor Decoder::forward(const ag::Indices& ids, std::int64_t offset, KVCache* cache) {
+  return head.forward(final_norm.forward(run_blocks(ids, offset, cache, nullptr)));
+}
+
+std::vector<Tensor> Decoder::hidden_states(const ag::Indices& ids) {
+  std::vector<Tensor> hidden;
+  run_blocks(ids, 0, nullptr, &hidden);
+  return hidden;
+}
+
+void Decoder::capture_attention(bool on) {
+  for (auto& block : blocks) block->attention.capture_weights = on;
+}
+
+std::vector<Tensor> Decoder::attention_weights() const {
+  std::vector<Tensor> weights;
+  for (const auto& block : blocks) weights.push_back(block->attention.last_weights);
+  return weights;
+}
+
+}  // namespace pe

@@ -1,0 +1,69 @@
+// The pre-LayerNorm decoder: token embedding, blocks of attention and feed-forward, a final
+// norm and the output head.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "attention.hpp"
+
+namespace pe {
+
+/// The reference experiment's model: 1 layer, 1 head, width 256, feed-forward 1024, ReLU.
+struct DecoderConfig {
+  std::int64_t vocab = 26;
+  std::int64_t width = 256;    // C
+  std::int64_t heads = 1;      // H
+  std::int64_t layers = 1;
+  std::int64_t ffn_width = 1024;
+  bool causal = true;
+};
+
+/// x -> x + attention(norm1(x)) -> x + ffn(norm2(x)), with ffn = Linear, ReLU, Linear.
+class DecoderBlock : public ag::Module {
+ public:
+  DecoderBlock(const DecoderConfig& config, ag::Rng& rng, ag::Dtype dtype = ag::Dtype::f32);
+  /// x [B, T, C] -> [B, T, C]
+  ag::Tensor forward(const ag::Tensor& x, const PositionalEncoding& encoding, int layer,
+                     std::int64_t offset, LayerCache* cache);
+
+  ag::LayerNorm norm1;
+  SelfAttention attention;
+  ag::LayerNorm norm2;
+  ag::Linear expand, contract;
+};
+
+/// One cache per layer, for decoding a token at a time.
+struct KVCache {
+  std::vector<LayerCache> layers;
+  std::int64_t length() const { return layers.empty() ? 0 : layers.front().length(); }
+};
+
+class Decoder : public ag::Module {
+ public:
+  Decoder(const DecoderConfig& config, std::shared_ptr<PositionalEncoding> encoding,
+          ag::Rng& rng, ag::Dtype dtype = ag::Dtype::f32);
+
+  /// ids [B, T] at positions offset .. offset+T-1 -> logits [B, T, V].
+  /// With a cache, offset must equal the number of positions already cached.
+  ag::Tensor forward(const ag::Indices& ids, std::int64_t offset = 0, KVCache* cache = nullptr);
+  /// The hidden states after each block (before the final norm): layers x [B, T, C].
+  /// The probes of chapter 7 read position out of them.
+  std::vector<ag::Tensor> hidden_states(const ag::Indices& ids);
+  /// Turns the capture of attention weights on or off in every block.
+  void capture_attention(bool on);
+  /// Attention weights of the last forward pass, one [B, H, Tq, Tk] per layer.
+  std::vector<ag::Tensor> attention_weights() const;
+
+  const DecoderConfig config;
+  std::shared_ptr<PositionalEncoding> encoding;
+  ag::Embedding tokens;
+  std::vector<std::unique_ptr<DecoderBlock>> blocks;
+  ag::LayerNorm final_norm;
+  ag::Linear head;
+
+ private:
+  ag::Tensor run_blocks(const ag::Indices& ids, std::int64_t offset, KVCache* cache,
+                        std::vector<ag::Tensor>* hidden);
+};
+
+}  // namespace pe

@@ -1,0 +1,184 @@
+// Chapter 1: attention cannot see order; the causal mask can; the cache changes nothing.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ag/gradcheck.hpp"
+#include "decoder.hpp"
+
+using namespace pe;
+using ag::Tensor;
+
+namespace {
+
+// Rows of x [1, T, C] reordered: result row i = x row order[i].
+Tensor permute_rows(const Tensor& x, const std::vector<std::int64_t>& order) {
+  std::vector<Tensor> rows;
+  for (auto i : order) rows.push_back(ag::slice(x, 1, i, i + 1));
+  return ag::concat(rows, 1);
+}
+
+double max_abs_difference(const Tensor& a, const Tensor& b) {
+  const auto va = a.to_vector(), vb = b.to_vector();
+  double worst = 0;
+  for (std::size_t i = 0; i < va.size(); ++i) worst = std::max(worst, std::abs(va[i] - vb[i]));
+  return worst;
+}
+
+DecoderConfig small_config() {
+  DecoderConfig c;
+  c.vocab = 7;
+  c.width = 8;
+  c.heads = 2;
+  c.layers = 2;
+  c.ffn_width = 16;
+  return c;
+}
+
+// Records what the hooks were given, and adds nothing.
+struct SpyEncoding : PositionalEncoding {
+  mutable std::vector<std::int64_t> embed_offsets, rotate_offsets, bias_offsets;
+  std::string name() const override { return "spy"; }
+  Tensor embed(const Tensor& x, std::int64_t offset) const override {
+    embed_offsets.push_back(offset);
+    return x;
+  }
+  std::pair<Tensor, Tensor> rotate(const Tensor& q, const Tensor& k, std::int64_t offset,
+                                   int) const override {
+    rotate_offsets.push_back(offset);
+    return {q, k};
+  }
+  Tensor bias(const Tensor& scores, std::int64_t q_offset, int) const override {
+    bias_offsets.push_back(q_offset);
+    return scores;
+  }
+};
+
+}  // namespace
+
+TEST(Ch01Attention, WithoutMaskPermutingTheInputPermutesTheOutput) {
+  ag::Rng rng(1);
+  SelfAttention attention(16, 4, rng, /*causal=*/false);
+  NoEncoding none;
+  Tensor x = ag::randn({1, 6, 16}, rng);
+  const std::vector<std::int64_t> order{3, 0, 5, 1, 4, 2};
+  Tensor permuted_then_attended = attention.forward(permute_rows(x, order), none, 0);
+  Tensor attended_then_permuted = permute_rows(attention.forward(x, none, 0), order);
+  EXPECT_LT(max_abs_difference(permuted_then_attended, attended_then_permuted), 1e-5);
+}
+
+TEST(Ch01Attention, WithTheCausalMaskOrderMatters) {
+  ag::Rng rng(2);
+  SelfAttention attention(16, 4, rng, /*causal=*/true);
+  NoEncoding none;
+  Tensor x = ag::randn({1, 6, 16}, rng);
+  const std::vector<std::int64_t> order{3, 0, 5, 1, 4, 2};
+  Tensor a = attention.forward(permute_rows(x, order), none, 0);
+  Tensor b = permute_rows(attention.forward(x, none, 0), order);
+  EXPECT_GT(max_abs_difference(a, b), 1e-2);
+}
+
+TEST(Ch01Attention, CausalOutputIgnoresTheFuture) {
+  ag::Rng rng(3);
+  Decoder model(small_config(), std::make_shared<NoEncoding>(), rng);
+  Tensor a = model.forward({{1, 2, 3, 4, 5}, {1, 5}});
+  Tensor b = model.forward({{1, 2, 3, 6, 0}, {1, 5}});  // differs from position 3 on
+  EXPECT_LT(max_abs_difference(ag::slice(a, 1, 0, 3), ag::slice(b, 1, 0, 3)), 1e-6);
+  EXPECT_GT(max_abs_difference(ag::slice(a, 1, 3, 5), ag::slice(b, 1, 3, 5)), 1e-4);
+}
+
+TEST(Ch01Attention, CachedDecodingMatchesTheFullPass) {
+  ag::Rng rng(4);
+  auto spy = std::make_shared<SpyEncoding>();
+  Decoder model(small_config(), spy, rng);
+  const ag::Indices ids{{1, 4, 2, 6, 0, 3, 5, 1, 2, 3, 4, 0}, {2, 6}};
+  Tensor full = model.forward(ids);  // [2, 6, V]
+  spy->embed_offsets.clear();
+  spy->rotate_offsets.clear();
+  KVCache cache;
+  ag::NoGradGuard no_grad;
+  for (std::int64_t t = 0; t < 6; ++t) {
+    ag::Indices step{{ids.values[t], ids.values[6 + t]}, {2, 1}};
+    Tensor logits = model.forward(step, t, &cache);
+    EXPECT_LT(max_abs_difference(logits, ag::slice(full, 1, t, t + 1)), 1e-5) << "position " << t;
+  }
+  EXPECT_EQ(cache.length(), 6);
+  EXPECT_EQ(spy->embed_offsets, (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5}));
+  // two layers, so each offset reaches the rotate hook twice
+  EXPECT_EQ(spy->rotate_offsets, (std::vector<std::int64_t>{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5}));
+}
+
+TEST(Ch01Attention, CacheInChunksMatchesTheFullPass) {
+  ag::Rng rng(5);
+  Decoder model(small_config(), std::make_shared<NoEncoding>(), rng);
+  const ag::Indices ids{{1, 4, 2, 6, 0, 3, 5}, {1, 7}};
+  Tensor full = model.forward(ids);
+  KVCache cache;
+  Tensor first = model.forward({{1, 4, 2, 6}, {1, 4}}, 0, &cache);
+  Tensor rest = model.forward({{0, 3, 5}, {1, 3}}, 4, &cache);
+  EXPECT_LT(max_abs_difference(ag::concat({first, rest}, 1), full), 1e-5);
+}
+
+TEST(Ch01Attention, WrongCacheOffsetIsAnError) {
+  ag::Rng rng(6);
+  Decoder model(small_config(), std::make_shared<NoEncoding>(), rng);
+  KVCache cache;
+  model.forward({{1, 2}, {1, 2}}, 0, &cache);
+  EXPECT_THROW(model.forward({{3}, {1, 1}}, 5, &cache), ag::Error);
+}
+
+TEST(Ch01Attention, BadConfigurationsAreErrors) {
+  ag::Rng rng(7);
+  EXPECT_THROW(SelfAttention(10, 3, rng), ag::Error);
+  Decoder model(small_config(), std::make_shared<NoEncoding>(), rng);
+  EXPECT_THROW(model.forward({{1, 2, 3}, {3}}), ag::Error);       // ids must be [B, T]
+  EXPECT_THROW(model.forward({{1, 2, 9}, {1, 3}}), ag::Error);    // id outside the vocabulary
+  DecoderConfig zero = small_config();
+  zero.layers = 0;
+  EXPECT_THROW(Decoder(zero, std::make_shared<NoEncoding>(), rng), ag::Error);
+}
+
+TEST(Ch01Attention, AttentionWeightsAreCapturedAndCausal) {
+  ag::Rng rng(8);
+  Decoder model(small_config(), std::make_shared<NoEncoding>(), rng);
+  model.capture_attention(true);
+  model.forward({{1, 2, 3, 4}, {1, 4}});
+  const auto weights = model.attention_weights();
+  ASSERT_EQ(weights.size(), 2u);
+  EXPECT_EQ(weights[0].shape(), (ag::Shape{1, 2, 4, 4}));
+  for (std::int64_t h = 0; h < 2; ++h)
+    for (std::int64_t i = 0; i < 4; ++i) {
+      double row = 0;
+      for (std::int64_t j = 0; j < 4; ++j) {
+        if (j > i) {
+          EXPECT_EQ(weights[0].at({0, h, i, j}), 0.0);
+        }
+        row += weights[0].at({0, h, i, j});
+      }
+      EXPECT_NEAR(row, 1.0, 1e-6);
+    }
+}
+
+TEST(Ch01Attention, OneBlockModelPassesGradcheckInFloat64) {
+  ag::Rng rng(9);
+  DecoderConfig config = small_config();
+  config.layers = 1;
+  Decoder model(config, std::make_shared<NoEncoding>(), rng);
+  model.to(ag::Dtype::f64);
+  const ag::Indices ids{{1, 4, 2, 6, 0, 3}, {2, 3}};
+  const auto result = ag::gradcheck(
+      [&](const std::vector<Tensor>&) { return model.forward(ids); }, model.parameters());
+  EXPECT_TRUE(result.passed) << result.report;
+  EXPECT_GT(result.checks, 100);
+}
+
+TEST(Ch01Attention, AttentionAlonePassesGradcheckWithRespectToItsInput) {
+  ag::Rng rng(10);
+  SelfAttention attention(8, 2, rng);
+  attention.to(ag::Dtype::f64);
+  NoEncoding none;
+  Tensor x = ag::randn({2, 4, 8}, rng, ag::Dtype::f64);
+  const auto result = ag::gradcheck(
+      [&](const std::vector<Tensor>& in) { return attention.forward(in[0], none, 0); }, {x});
+  EXPECT_TRUE(result.passed) << result.report;
+}
