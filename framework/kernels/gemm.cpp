@@ -97,79 +97,88 @@ Scratch<T>& scratch() {
 // Packing.
 // ---------------------------------------------------------------------------------------
 
-/// A read-only view of op(X) for a row-major X: element (i, j) of op(X), where op(X) is X
-/// or, when `transposed`, the transpose of X.
-template <class T>
-struct MatrixView {
-  const T* data;
-  std::size_t ld;
-  bool transposed;
-
-  /// Distance in memory between (i, j) and (i + 1, j), and between (i, j) and (i, j + 1).
-  std::size_t row_step() const { return transposed ? 1 : ld; }
-  std::size_t col_step() const { return transposed ? ld : 1; }
-  const T* at(std::size_t i, std::size_t j) const {
-    return data + i * row_step() + j * col_step();
-  }
+/// Where value (r, p) of a packed A micro-panel [MR rows, depth] lives: at
+/// r * row_stride + p * depth_stride. Whichever layout makes packing a plain copy is used:
+/// rows one after the other when op(A)'s rows are contiguous (A not transposed), the MR
+/// values of each step p side by side when its columns are (A transposed). The microkernel
+/// reads either, so neither case needs a transposing copy.
+struct PanelLayout {
+  std::size_t row_stride;
+  std::size_t depth_stride;
 };
 
-/// Packs `width` lines of op(X) into one micro-panel of `kPanel` interleaved lines.
-/// Line l (0 <= l < width) starts at src + l * line_step; element p of a line is at
-/// src + l * line_step + p * elem_step. The panel holds, for p = 0..depth-1, the kPanel
-/// values line[0][p], line[1][p], ..., with the lines past `width` filled with zeros.
-/// When elem_step == 1 the lines are contiguous rows and are read as rows (a transpose);
-/// when line_step == 1 each step p is one contiguous run, copied as such.
-template <std::size_t kPanel, class T>
-void pack_micro_panel(const T* src, std::size_t line_step, std::size_t elem_step,
-                      std::size_t width, std::size_t depth, T* dst) {
-  if (width == kPanel && line_step == 1) {
-    // Full panel from contiguous runs: copy kPanel values per step.
-    for (std::size_t p = 0; p < depth; ++p) {
-      const T* run = src + p * elem_step;
-      for (std::size_t l = 0; l < kPanel; ++l) dst[l] = run[l];
-      dst += kPanel;
+/// dst[r][p] = src[r * src_stride + p] for r < rows, p < depth; rows rows..kRows-1 are zero.
+/// Copies `rows` contiguous lines into a [kRows, depth] panel.
+template <std::size_t kRows, class T>
+void pack_rows(const T* src, std::size_t src_stride, std::size_t rows, std::size_t depth,
+               T* dst) {
+  for (std::size_t r = 0; r < rows; ++r)
+    std::copy_n(src + r * src_stride, depth, dst + r * depth);
+  std::fill_n(dst + rows * depth, (kRows - rows) * depth, T(0));
+}
+
+/// dst[p][l] = src[p * src_stride + l] for l < width, p < depth; columns width..kCols-1
+/// are zero. Copies `depth` contiguous runs into a [depth, kCols] panel.
+template <std::size_t kCols, class T>
+void pack_runs(const T* src, std::size_t src_stride, std::size_t width, std::size_t depth,
+               T* dst) {
+  for (std::size_t p = 0; p < depth; ++p, dst += kCols) {
+    const T* run = src + p * src_stride;
+    if (width == kCols) {
+      std::copy_n(run, kCols, dst);  // constant length: compiles to a few vector moves
+    } else {
+      std::copy_n(run, width, dst);
+      std::fill(dst + width, dst + kCols, T(0));
     }
-    return;
-  }
-  if (width == kPanel) {
-    // Full panel from strided lines: read each line sequentially, scatter into the panel.
-    for (std::size_t l = 0; l < kPanel; ++l) {
-      const T* line = src + l * line_step;
-      for (std::size_t p = 0; p < depth; ++p) dst[p * kPanel + l] = line[p * elem_step];
-    }
-    return;
-  }
-  // Ragged edge: the valid lines, then zeros so the microkernel may compute a full tile.
-  for (std::size_t p = 0; p < depth; ++p) {
-    for (std::size_t l = 0; l < width; ++l) dst[l] = src[l * line_step + p * elem_step];
-    for (std::size_t l = width; l < kPanel; ++l) dst[l] = T(0);
-    dst += kPanel;
   }
 }
 
-/// Packs the block op(A)[rows, depth] starting at op(A)(0, 0) = a.at(i0, p0) into
-/// ceil(rows / MR) micro-panels of MR rows, each [depth][MR], one after the other.
+/// dst[p][l] = src[l * src_stride + p] for l < width, p < depth; columns width..kCols-1
+/// are zero. Transposes `width` contiguous lines into a [depth, kCols] panel.
+template <std::size_t kCols, class T>
+void pack_lines_transposed(const T* src, std::size_t src_stride, std::size_t width,
+                           std::size_t depth, T* dst) {
+  if (width < kCols) {
+    for (std::size_t p = 0; p < depth; ++p)
+      std::fill(dst + p * kCols + width, dst + (p + 1) * kCols, T(0));
+  }
+  // Each line is read sequentially; its values land kCols apart in the panel.
+  for (std::size_t l = 0; l < width; ++l) {
+    const T* line = src + l * src_stride;
+    for (std::size_t p = 0; p < depth; ++p) dst[p * kCols + l] = line[p];
+  }
+}
+
+/// Packs op(A)[rows, depth], whose (0, 0) element is `a`, into ceil(rows / MR) micro-panels
+/// of MR rows, MR * depth values each, one after the other. Returns their layout.
 template <class T>
-void pack_a_block(const MatrixView<T>& a, std::size_t i0, std::size_t p0, std::size_t rows,
-                  std::size_t depth, T* dst) {
+PanelLayout pack_a_block(bool trans_a, const T* a, std::size_t lda, std::size_t rows,
+                         std::size_t depth, T* dst) {
   constexpr std::size_t MR = Blocking<T>::MR;
-  for (std::size_t i = 0; i < rows; i += MR) {
-    pack_micro_panel<MR>(a.at(i0 + i, p0), a.row_step(), a.col_step(),
-                         std::min(MR, rows - i), depth, dst);
-    dst += MR * depth;
+  for (std::size_t i = 0; i < rows; i += MR, dst += MR * depth) {
+    const std::size_t panel_rows = std::min(MR, rows - i);
+    if (trans_a) {
+      pack_runs<MR>(a + i, lda, panel_rows, depth, dst);
+    } else {
+      pack_rows<MR>(a + i * lda, lda, panel_rows, depth, dst);
+    }
   }
+  return trans_a ? PanelLayout{1, MR} : PanelLayout{depth, 1};
 }
 
-/// Packs the block op(B)[depth, cols] starting at b.at(p0, j0) into ceil(cols / NR)
-/// micro-panels of NR columns, each [depth][NR], one after the other.
+/// Packs op(B)[depth, cols], whose (0, 0) element is `b`, into ceil(cols / NR)
+/// micro-panels [depth, NR], one after the other.
 template <class T>
-void pack_b_block(const MatrixView<T>& b, std::size_t p0, std::size_t j0, std::size_t depth,
+void pack_b_block(bool trans_b, const T* b, std::size_t ldb, std::size_t depth,
                   std::size_t cols, T* dst) {
   constexpr std::size_t NR = Blocking<T>::NR;
-  for (std::size_t j = 0; j < cols; j += NR) {
-    pack_micro_panel<NR>(b.at(p0, j0 + j), b.col_step(), b.row_step(),
-                         std::min(NR, cols - j), depth, dst);
-    dst += NR * depth;
+  for (std::size_t j = 0; j < cols; j += NR, dst += NR * depth) {
+    const std::size_t panel_cols = std::min(NR, cols - j);
+    if (trans_b) {
+      pack_lines_transposed<NR>(b + j * ldb, ldb, panel_cols, depth, dst);
+    } else {
+      pack_runs<NR>(b + j, ldb, panel_cols, depth, dst);
+    }
   }
 }
 
@@ -183,8 +192,8 @@ void pack_b_block(const MatrixView<T>& b, std::size_t p0, std::size_t j0, std::s
 /// temporary, so the microkernel always computes a whole tile from the zero-padded panels.
 template <class T>
 void multiply_packed_blocks(std::size_t rows, std::size_t cols, std::size_t depth, T alpha,
-                            const T* packed_a, const T* packed_b, T beta, T* c,
-                            std::size_t ldc) {
+                            const T* packed_a, PanelLayout a_layout, const T* packed_b,
+                            T beta, T* c, std::size_t ldc) {
   using Tile = Blocking<T>;
   constexpr std::size_t MR = Tile::MR, NR = Tile::NR;
   alignas(64) T edge_tile[MR * NR];
@@ -197,10 +206,12 @@ void multiply_packed_blocks(std::size_t rows, std::size_t cols, std::size_t dept
       const std::size_t tile_rows = std::min(MR, rows - i);
       T* c_tile = c + i * ldc + j;
       if (tile_rows == MR && tile_cols == NR) {
-        microkernel<T, MR, Tile::kVectorsPerRow>(depth, a_panel, b_panel, alpha, beta,
+        microkernel<T, MR, Tile::kVectorsPerRow>(depth, a_panel, a_layout.row_stride,
+                                                 a_layout.depth_stride, b_panel, alpha, beta,
                                                  c_tile, ldc);
       } else {
-        microkernel<T, MR, Tile::kVectorsPerRow>(depth, a_panel, b_panel, T(1), T(0),
+        microkernel<T, MR, Tile::kVectorsPerRow>(depth, a_panel, a_layout.row_stride,
+                                                 a_layout.depth_stride, b_panel, T(1), T(0),
                                                  edge_tile, NR);
         for (std::size_t r = 0; r < tile_rows; ++r) {
           for (std::size_t s = 0; s < tile_cols; ++s) {
@@ -244,9 +255,6 @@ void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t 
     scale_c(M, N, beta, C, ldc);
     return;
   }
-  const MatrixView<T> a{A, lda, trans_a};
-  const MatrixView<T> b{B, ldb, trans_b};
-
   Scratch<T>& buffers = scratch<T>();
   const std::size_t kc_max = std::min(Tile::KC, K);
   T* packed_a = buffers.a.reserve(round_up(std::min(Tile::MC, M), Tile::MR) * kc_max);
@@ -258,12 +266,14 @@ void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t 
       const std::size_t depth = std::min(Tile::KC, K - p0);
       // The first K slice applies the caller's beta; later slices accumulate onto it.
       const T slice_beta = p0 == 0 ? beta : T(1);
-      pack_b_block(b, p0, j0, depth, cols, packed_b);
+      const T* b_block = trans_b ? B + j0 * ldb + p0 : B + p0 * ldb + j0;
+      pack_b_block(trans_b, b_block, ldb, depth, cols, packed_b);
       for (std::size_t i0 = 0; i0 < M; i0 += Tile::MC) {
         const std::size_t rows = std::min(Tile::MC, M - i0);
-        pack_a_block(a, i0, p0, rows, depth, packed_a);
-        multiply_packed_blocks(rows, cols, depth, alpha, packed_a, packed_b, slice_beta,
-                               C + i0 * ldc + j0, ldc);
+        const T* a_block = trans_a ? A + p0 * lda + i0 : A + i0 * lda + p0;
+        const PanelLayout a_layout = pack_a_block(trans_a, a_block, lda, rows, depth, packed_a);
+        multiply_packed_blocks(rows, cols, depth, alpha, packed_a, a_layout, packed_b,
+                               slice_beta, C + i0 * ldc + j0, ldc);
       }
     }
   }

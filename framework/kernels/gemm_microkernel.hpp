@@ -7,14 +7,16 @@
 namespace ag::kernels {
 
 /// C[MR, NR] = alpha * Ap * Bp + beta * C, where NR = kVectors * kWidth<T>,
-/// Ap is a packed A micro-panel [depth][MR] and Bp a packed, 64-byte aligned B micro-panel
-/// [depth][NR] (see gemm.cpp). C has row stride ldc; with beta == 0 it is not read.
+/// Ap is a packed A micro-panel [MR, depth] with value (r, p) at
+/// a[r * a_row_stride + p * a_depth_stride], and Bp a packed, 64-byte aligned B micro-panel
+/// [depth, NR] (see gemm.cpp). C has row stride ldc; with beta == 0 it is not read.
 /// The MR x kVectors accumulators live in registers for the whole depth loop: each step
 /// loads one row of Bp (kVectors vectors), broadcasts each of the MR values of Ap in turn
 /// and issues MR * kVectors independent FMAs.
 template <class T, std::size_t MR, std::size_t kVectors>
-inline void microkernel(std::size_t depth, const T* __restrict a, const T* __restrict b,
-                        T alpha, T beta, T* __restrict c, std::size_t ldc) {
+inline void microkernel(std::size_t depth, const T* __restrict a, std::size_t a_row_stride,
+                        std::size_t a_depth_stride, const T* __restrict b, T alpha, T beta,
+                        T* __restrict c, std::size_t ldc) {
   using V = Batch<T>;
   constexpr std::size_t W = V::size;
   constexpr std::size_t NR = kVectors * W;
@@ -25,18 +27,21 @@ inline void microkernel(std::size_t depth, const T* __restrict a, const T* __res
 #pragma GCC unroll 16
     for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = V(T(0));
 
-  for (std::size_t p = 0; p < depth; ++p) {
+  const T* a_row[MR];
+#pragma GCC unroll 16
+  for (std::size_t r = 0; r < MR; ++r) a_row[r] = a + r * a_row_stride;
+
+  for (std::size_t p = 0, a_offset = 0; p < depth; ++p, a_offset += a_depth_stride) {
     V b_row[kVectors];
 #pragma GCC unroll 16
     for (std::size_t v = 0; v < kVectors; ++v) b_row[v] = V::load_aligned(b + v * W);
 #pragma GCC unroll 16
     for (std::size_t r = 0; r < MR; ++r) {
-      const V a_value(a[r]);
+      const V a_value(a_row[r][a_offset]);
 #pragma GCC unroll 16
       for (std::size_t v = 0; v < kVectors; ++v)
         acc[r][v] = xsimd::fma(a_value, b_row[v], acc[r][v]);
     }
-    a += MR;
     b += NR;
   }
 
