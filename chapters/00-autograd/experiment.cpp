@@ -1,0 +1,112 @@
+// Chapter 0's experiment: the autograd library trains a small MLP to separate two spirals.
+//
+//   ch00_experiment [--steps N] [--seed S] [--out DIR]
+//
+// Prints "step  loss  accuracy" every steps/10 steps and after the last one, and writes
+// DIR/loss.csv (every step) and DIR/graph.dot (the tape of one forward pass of the loss).
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+
+#include "ag/graphviz.hpp"
+#include "ag/optim.hpp"
+#include "mlp.hpp"
+#include "spirals.hpp"
+
+namespace {
+
+struct Options {
+  long steps = 1000;
+  std::uint64_t seed = 0;
+  std::string out = "results/ch00";
+};
+
+const char* const kUsage = "usage: ch00_experiment [--steps N] [--seed S] [--out DIR]";
+
+// Returns false (after printing why) when the command line is not understood.
+bool parse(int argc, char** argv, Options& options) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      std::cout << kUsage << "\n";
+      std::exit(0);
+    }
+    if (flag != "--steps" && flag != "--seed" && flag != "--out") {
+      std::cerr << "ch00_experiment: unknown option '" << flag << "'. " << kUsage << "\n";
+      return false;
+    }
+    if (i + 1 >= argc) {
+      std::cerr << "ch00_experiment: " << flag << " needs a value. " << kUsage << "\n";
+      return false;
+    }
+    const std::string value = argv[++i];
+    try {
+      std::size_t used = 0;
+      if (flag == "--steps") options.steps = std::stol(value, &used);
+      if (flag == "--seed") options.seed = std::stoull(value, &used);
+      if (flag == "--out") {
+        options.out = value;
+        used = value.size();
+      }
+      if (used != value.size() || value.empty() || (flag == "--steps" && options.steps < 1))
+        throw std::invalid_argument(value);
+    } catch (const std::exception&) {
+      std::cerr << "ch00_experiment: bad value '" << value << "' for " << flag
+                << " (expected " << (flag == "--out" ? "a directory" : "a positive integer")
+                << ")\n";
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  if (!parse(argc, argv, options)) return 2;
+  try {
+    std::filesystem::create_directories(options.out);
+    const std::string csv_path = options.out + "/loss.csv";
+    std::ofstream csv(csv_path);
+    ag::check(csv.is_open(), "ch00_experiment", "cannot open '", csv_path, "' for writing");
+    csv << "step,loss,accuracy\n";
+
+    // Separate streams, so that changing the data never changes the initial weights.
+    const ag::Rng root(options.seed);
+    ag::Rng data_rng = root.fork(1), init_rng = root.fork(2);
+    const ch00::Dataset data = ch00::two_spirals(100, 0.02, data_rng);
+    ch00::MLP model({2, 16, 16, 2}, init_rng);
+    ag::Adam optimizer(model.parameters(), 0.02);
+
+    std::cout << "two spirals, " << data.y.values.size() << " points; MLP 2-16-16-2 (tanh), "
+              << model.parameter_count() << " parameters; Adam lr 0.02; seed " << options.seed
+              << "\n";
+    std::printf("%6s  %8s  %8s\n", "step", "loss", "accuracy");
+    const long every = std::max(1L, options.steps / 10);
+    for (long step = 0; step <= options.steps; ++step) {
+      const ag::Tensor logits = model.forward(data.x);
+      const ag::Tensor loss = ag::cross_entropy(logits, data.y);
+      const double acc = ch00::accuracy(logits, data);
+      csv << step << "," << loss.item() << "," << acc << "\n";
+      if (step == 0) ag::write_dot(loss, options.out + "/graph.dot");
+      if (step % every == 0 || step == options.steps)
+        std::printf("%6ld  %8.4f  %8.3f\n", step, loss.item(), acc);
+      if (step == options.steps) break;  // the last line measures the trained model
+      optimizer.zero_grad();
+      loss.backward();
+      optimizer.step();
+    }
+    std::cout << "wrote " << csv_path << " and " << options.out << "/graph.dot\n";
+  } catch (const std::exception& e) {
+    std::cerr << "ch00_experiment: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
