@@ -25,6 +25,7 @@ bool is_trailing_block(const Shape& big, const Shape& small) {
   return std::equal(small.begin(), small.end(), big.end() - small.size());
 }
 
+// [unbroadcast]
 Tensor unbroadcast(const Tensor& grad, const Shape& shape) {
   if (grad.shape() == shape) return grad;
   const Shape& g = grad.shape();
@@ -51,6 +52,7 @@ Tensor unbroadcast(const Tensor& grad, const Shape& shape) {
   sum_axes_into(grad, reduced, out);
   return out;
 }
+// [unbroadcast]
 
 void sum_axes_into(const Tensor& x, const std::vector<bool>& reduced, Tensor& out) {
   const Shape& shape = x.shape();

@@ -5,6 +5,7 @@
 
 namespace ag {
 
+// [record]
 Tensor record(const char* op, Tensor output, std::vector<Tensor> inputs, BackwardFn backward) {
   if (!grad_enabled()) return output;
   bool any = false;
@@ -18,7 +19,9 @@ Tensor record(const char* op, Tensor output, std::vector<Tensor> inputs, Backwar
   output.impl().requires_grad = true;
   return output;
 }
+// [record]
 
+// [topological-order]
 // Depth-first post-order with an explicit stack, then reversed: a node comes out only after
 // every node that consumes its output, however deep the graph.
 std::vector<Node*> topological_order(const Tensor& root) {
@@ -44,6 +47,7 @@ std::vector<Node*> topological_order(const Tensor& root) {
   }
   return {post_order.rbegin(), post_order.rend()};
 }
+// [topological-order]
 
 namespace {
 
@@ -66,6 +70,7 @@ void run_backward(const Tensor& root, const Tensor& seed) {
     root.impl().grad = total.impl_ptr();
     return;
   }
+  // [backward-loop]
   // Gradients waiting at each node's output; each is summed over every consumer (fan-in)
   // before its node runs, which the topological order guarantees.
   std::unordered_map<Node*, Tensor> pending;
@@ -91,6 +96,7 @@ void run_backward(const Tensor& root, const Tensor& seed) {
       }
     }
   }
+  // [backward-loop]
 }
 
 }  // namespace

@@ -76,6 +76,7 @@ GradcheckResult gradcheck(const Function& f, const std::vector<Tensor>& inputs,
     double* v = x.data<double>();
     const std::int64_t n = x.numel();
     if (n <= options.full_limit) {
+      // [central-difference]
       for (std::int64_t k = 0; k < n; ++k) {
         const double saved = v[k];
         v[k] = saved + options.eps;
@@ -86,6 +87,7 @@ GradcheckResult gradcheck(const Function& f, const std::vector<Tensor>& inputs,
         compare(g[k], (up - down) / (2 * options.eps),
                 input_label(i, x) + " at element " + index_string(k, x.shape()));
       }
+      // [central-difference]
     } else {
       const std::vector<double> saved(v, v + n);
       for (int d = 0; d < options.directions; ++d) {

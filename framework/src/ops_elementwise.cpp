@@ -85,6 +85,7 @@ Tensor sub(const Tensor& a, const Tensor& b) {
                 });
 }
 
+// [mul]
 Tensor mul(const Tensor& a, const Tensor& b) {
   Tensor a0 = a.detach(), b0 = b.detach();
   return record("mul", binary_values("mul", Binary::mul, a, b), {a, b},
@@ -93,6 +94,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
                   return {unbroadcast(mul(g, b0), a0.shape()), unbroadcast(mul(g, a0), b0.shape())};
                 });
 }
+// [mul]
 
 Tensor div(const Tensor& a, const Tensor& b) {
   Tensor a0 = a.detach(), b0 = b.detach();

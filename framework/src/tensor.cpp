@@ -34,6 +34,7 @@ void check_same_dtype(const char* op, const Tensor& a, const Tensor& b) {
         " and ", dtype_name(b.dtype()), ")");
 }
 
+// [release]
 // Releasing a long tape the naive way recurses once per node (impl -> node -> input impl ->
 // ...), which overflows the stack on deep graphs. Instead, nodes that are about to die are
 // moved to an explicit stack and taken apart one at a time.
@@ -53,6 +54,7 @@ TensorImpl::~TensorImpl() {
     node->backward = nullptr;
   }
 }
+// [release]
 
 Tensor empty(const Shape& shape, Dtype dtype) {
   for (auto extent : shape)
@@ -155,11 +157,13 @@ Tensor& Tensor::set_name(std::string name) {
 std::string Tensor::op_name() const { return impl().grad_fn ? impl().grad_fn->op : "leaf"; }
 const std::shared_ptr<Node>& Tensor::grad_fn() const { return impl().grad_fn; }
 
+// [detach]
 Tensor Tensor::detach() const {
   Tensor out = alias(*this, shape());
   out.impl().name = impl().name;
   return out;
 }
+// [detach]
 
 Tensor Tensor::to(Dtype target) const {
   Tensor out = empty(shape(), target);
@@ -232,11 +236,13 @@ std::ostream& operator<<(std::ostream& out, const Tensor& tensor) {
   return out << "])";
 }
 
+// [no-grad]
 namespace {
 thread_local bool g_grad_enabled = true;
 }
 bool grad_enabled() { return g_grad_enabled; }
 NoGradGuard::NoGradGuard() : previous_(g_grad_enabled) { g_grad_enabled = false; }
 NoGradGuard::~NoGradGuard() { g_grad_enabled = previous_; }
+// [no-grad]
 
 }  // namespace ag
