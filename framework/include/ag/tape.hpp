@@ -14,6 +14,7 @@ namespace ag {
 /// where the input needs none).
 using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad_output)>;
 
+// [node]
 /// One recorded op. A backward rule captures what it needs from the forward pass, and only
 /// detached tensors (never the inputs themselves, which are kept here), so that the tape
 /// has no cycles and can be released without recursion.
@@ -22,6 +23,7 @@ struct Node {
   std::vector<Tensor> inputs;  ///< the tensors this op read
   BackwardFn backward;
 };
+// [node]
 
 /// Wraps up an op: if gradients are on and some input requires one, `output` gets a node
 /// with `backward` as its rule. Returns `output`.
