@@ -19,6 +19,11 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <type_traits>
+
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 #include "gemm_microkernel.hpp"
 #include "simd.hpp"
@@ -117,35 +122,101 @@ void pack_rows(const T* src, std::size_t src_stride, std::size_t rows, std::size
   std::fill_n(dst + rows * depth, (kRows - rows) * depth, T(0));
 }
 
-/// dst[p][l] = src[p * src_stride + l] for l < width, p < depth; columns width..kCols-1
-/// are zero. Copies `depth` contiguous runs into a [depth, kCols] panel.
-template <std::size_t kCols, class T>
-void pack_runs(const T* src, std::size_t src_stride, std::size_t width, std::size_t depth,
-               T* dst) {
-  for (std::size_t p = 0; p < depth; ++p, dst += kCols) {
-    const T* run = src + p * src_stride;
-    if (width == kCols) {
-      std::copy_n(run, kCols, dst);  // constant length: compiles to a few vector moves
-    } else {
-      std::copy_n(run, width, dst);
-      std::fill(dst + width, dst + kCols, T(0));
+/// Transposes a square block of kWidth<T> lines of kWidth<T> values: for l, p < W,
+/// dst[p * dst_stride + l] = src[l * src_stride + p]. With 256-bit vectors this is the
+/// usual in-register shuffle network (W loads, W stores, 3 W shuffles); other targets take
+/// the scalar loop.
+template <class T>
+void transpose_square(const T* src, std::size_t src_stride, T* dst, std::size_t dst_stride) {
+  constexpr std::size_t W = kWidth<T>;
+#if defined(__AVX__)
+  if constexpr (std::is_same_v<T, float> && W == 8) {
+    __m256 r[8], t[8];
+    for (std::size_t l = 0; l < 8; ++l) r[l] = _mm256_loadu_ps(src + l * src_stride);
+    for (std::size_t l = 0; l < 8; l += 2) {  // interleave pairs of lines
+      t[l] = _mm256_unpacklo_ps(r[l], r[l + 1]);
+      t[l + 1] = _mm256_unpackhi_ps(r[l], r[l + 1]);
     }
+    for (std::size_t l = 0; l < 8; l += 4) {  // then pairs of pairs
+      r[l] = _mm256_shuffle_ps(t[l], t[l + 2], 0x44);
+      r[l + 1] = _mm256_shuffle_ps(t[l], t[l + 2], 0xEE);
+      r[l + 2] = _mm256_shuffle_ps(t[l + 1], t[l + 3], 0x44);
+      r[l + 3] = _mm256_shuffle_ps(t[l + 1], t[l + 3], 0xEE);
+    }
+    for (std::size_t p = 0; p < 4; ++p) {  // then swap 128-bit halves between lines 0-3 and 4-7
+      _mm256_storeu_ps(dst + p * dst_stride, _mm256_permute2f128_ps(r[p], r[p + 4], 0x20));
+      _mm256_storeu_ps(dst + (p + 4) * dst_stride,
+                       _mm256_permute2f128_ps(r[p], r[p + 4], 0x31));
+    }
+    return;
   }
+  if constexpr (std::is_same_v<T, double> && W == 4) {
+    __m256d r[4], t[4];
+    for (std::size_t l = 0; l < 4; ++l) r[l] = _mm256_loadu_pd(src + l * src_stride);
+    t[0] = _mm256_unpacklo_pd(r[0], r[1]);
+    t[1] = _mm256_unpackhi_pd(r[0], r[1]);
+    t[2] = _mm256_unpacklo_pd(r[2], r[3]);
+    t[3] = _mm256_unpackhi_pd(r[2], r[3]);
+    for (std::size_t p = 0; p < 2; ++p) {
+      _mm256_storeu_pd(dst + p * dst_stride, _mm256_permute2f128_pd(t[p], t[p + 2], 0x20));
+      _mm256_storeu_pd(dst + (p + 2) * dst_stride,
+                       _mm256_permute2f128_pd(t[p], t[p + 2], 0x31));
+    }
+    return;
+  }
+#endif
+  for (std::size_t l = 0; l < W; ++l)
+    for (std::size_t p = 0; p < W; ++p) dst[p * dst_stride + l] = src[l * src_stride + p];
 }
 
 /// dst[p][l] = src[l * src_stride + p] for l < width, p < depth; columns width..kCols-1
-/// are zero. Transposes `width` contiguous lines into a [depth, kCols] panel.
+/// are zero. Transposes `width` contiguous lines into a [depth, kCols] panel, in square
+/// W x W blocks where the panel is full and value by value at the ragged ends.
 template <std::size_t kCols, class T>
 void pack_lines_transposed(const T* src, std::size_t src_stride, std::size_t width,
                            std::size_t depth, T* dst) {
-  if (width < kCols) {
-    for (std::size_t p = 0; p < depth; ++p)
-      std::fill(dst + p * kCols + width, dst + (p + 1) * kCols, T(0));
+  constexpr std::size_t W = kWidth<T>;
+  std::size_t p_done = 0;
+  if (width == kCols) {
+    static_assert(kCols % W == 0);
+    for (; p_done + W <= depth; p_done += W)
+      for (std::size_t l = 0; l < kCols; l += W)
+        transpose_square(src + l * src_stride + p_done, src_stride, dst + p_done * kCols + l,
+                         kCols);
   }
-  // Each line is read sequentially; its values land kCols apart in the panel.
-  for (std::size_t l = 0; l < width; ++l) {
-    const T* line = src + l * src_stride;
-    for (std::size_t p = 0; p < depth; ++p) dst[p * kCols + l] = line[p];
+  for (std::size_t p = p_done; p < depth; ++p) {
+    for (std::size_t l = 0; l < width; ++l) dst[p * kCols + l] = src[l * src_stride + p];
+    std::fill(dst + p * kCols + width, dst + (p + 1) * kCols, T(0));
+  }
+}
+
+/// Splits `depth` contiguous runs of `width` values (run p at src + p * src_stride) across
+/// ceil(width / kPanel) panels [depth, kPanel] placed kPanel * depth apart:
+/// panel q gets dst_q[p][l] = src[p * src_stride + q * kPanel + l], zero past `width`.
+/// Runs are read whole, one after the other, and the next few are prefetched: visiting one
+/// panel at a time would instead walk down the source with stride src_stride, touching a
+/// new cache line on every step (all in the same few cache sets when the stride is a power
+/// of two), and the hardware prefetcher does not follow that.
+template <std::size_t kPanel, class T>
+void pack_runs_across_panels(const T* src, std::size_t src_stride, std::size_t width,
+                             std::size_t depth, T* dst) {
+  constexpr std::size_t kPrefetchAhead = 8;  // runs; measured, 4..16 are all similar
+  constexpr std::size_t kLine = 64 / sizeof(T);
+  const std::size_t full_panels = width / kPanel, tail = width % kPanel;
+  for (std::size_t p = 0; p < depth; ++p) {
+    const T* run = src + p * src_stride;
+    if (p + kPrefetchAhead < depth) {
+      const T* ahead = run + kPrefetchAhead * src_stride;
+      for (std::size_t l = 0; l < width; l += kLine) __builtin_prefetch(ahead + l);
+      __builtin_prefetch(ahead + width - 1);
+    }
+    T* out = dst + p * kPanel;
+    for (std::size_t q = 0; q < full_panels; ++q, run += kPanel, out += kPanel * depth)
+      std::copy_n(run, kPanel, out);  // constant length: a few vector moves
+    if (tail > 0) {
+      std::copy_n(run, tail, out);
+      std::fill(out + tail, out + kPanel, T(0));
+    }
   }
 }
 
@@ -155,15 +226,14 @@ template <class T>
 PanelLayout pack_a_block(bool trans_a, const T* a, std::size_t lda, std::size_t rows,
                          std::size_t depth, T* dst) {
   constexpr std::size_t MR = Blocking<T>::MR;
-  for (std::size_t i = 0; i < rows; i += MR, dst += MR * depth) {
-    const std::size_t panel_rows = std::min(MR, rows - i);
-    if (trans_a) {
-      pack_runs<MR>(a + i, lda, panel_rows, depth, dst);
-    } else {
-      pack_rows<MR>(a + i * lda, lda, panel_rows, depth, dst);
-    }
+  if (trans_a) {
+    // Column p of op(A) is row p of A: a contiguous run.
+    pack_runs_across_panels<MR>(a, lda, rows, depth, dst);
+    return PanelLayout{1, MR};
   }
-  return trans_a ? PanelLayout{1, MR} : PanelLayout{depth, 1};
+  for (std::size_t i = 0; i < rows; i += MR, dst += MR * depth)
+    pack_rows<MR>(a + i * lda, lda, std::min(MR, rows - i), depth, dst);
+  return PanelLayout{depth, 1};
 }
 
 /// Packs op(B)[depth, cols], whose (0, 0) element is `b`, into ceil(cols / NR)
@@ -172,14 +242,13 @@ template <class T>
 void pack_b_block(bool trans_b, const T* b, std::size_t ldb, std::size_t depth,
                   std::size_t cols, T* dst) {
   constexpr std::size_t NR = Blocking<T>::NR;
-  for (std::size_t j = 0; j < cols; j += NR, dst += NR * depth) {
-    const std::size_t panel_cols = std::min(NR, cols - j);
-    if (trans_b) {
-      pack_lines_transposed<NR>(b + j * ldb, ldb, panel_cols, depth, dst);
-    } else {
-      pack_runs<NR>(b + j, ldb, panel_cols, depth, dst);
-    }
+  if (!trans_b) {
+    // Row p of op(B) is a contiguous run of B.
+    pack_runs_across_panels<NR>(b, ldb, cols, depth, dst);
+    return;
   }
+  for (std::size_t j = 0; j < cols; j += NR, dst += NR * depth)
+    pack_lines_transposed<NR>(b + j * ldb, ldb, std::min(NR, cols - j), depth, dst);
 }
 
 // ---------------------------------------------------------------------------------------

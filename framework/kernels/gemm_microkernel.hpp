@@ -21,6 +21,14 @@ inline void microkernel(std::size_t depth, const T* __restrict a, std::size_t a_
   constexpr std::size_t W = V::size;
   constexpr std::size_t NR = kVectors * W;
 
+  // Fetch the C tile now so that its cache misses overlap the depth loop rather than
+  // stalling the final update (C is often too large for L2 when K is cut into slices).
+#pragma GCC unroll 16
+  for (std::size_t r = 0; r < MR; ++r) {
+    __builtin_prefetch(c + r * ldc, 1);
+    __builtin_prefetch(c + r * ldc + NR - 1, 1);
+  }
+
   V acc[MR][kVectors];
 #pragma GCC unroll 16
   for (std::size_t r = 0; r < MR; ++r)
