@@ -5,6 +5,7 @@
 // counts 2*M*N*K flops per product. A table of ours / OpenBLAS follows the benchmark output.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -15,8 +16,10 @@
 #include "gemm.hpp"
 
 // OpenBLAS, declared here rather than through <cblas.h>, whose location varies.
+// openblas_set_num_threads is weak so that the benchmark still links against a BLAS that
+// lacks it (the reference BLAS is single-threaded anyway).
 extern "C" {
-void openblas_set_num_threads(int num_threads);
+void openblas_set_num_threads(int num_threads) __attribute__((weak));
 enum CBLAS_ORDER { CblasRowMajor = 101, CblasColMajor = 102 };
 enum CBLAS_TRANSPOSE { CblasNoTrans = 111, CblasTrans = 112 };
 void cblas_sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M,
@@ -74,19 +77,23 @@ std::string run_name(Library library, bool trans_b, const Shape& s) {
          (trans_b ? "_TransB/" : "/") + s.name();
 }
 
-/// The console reporter, also remembering each run's GFLOP/s for the summary table.
+/// The console reporter, also remembering each benchmark's GFLOP/s for the summary table:
+/// the best over its repetitions (--benchmark_repetitions=N), since other processes on the
+/// machine can only slow a run down.
 class RecordingReporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs) {
       if (run.run_type != Run::RT_Iteration) continue;
       auto it = run.counters.find("GFLOP/s");
-      if (it != run.counters.end()) gflops_[run.benchmark_name()] = it->second.value;
+      if (it == run.counters.end()) continue;
+      double& best = gflops_[run.run_name.function_name];
+      best = std::max(best, it->second.value);
     }
     ConsoleReporter::ReportRuns(runs);
   }
 
-  /// The GFLOP/s of the named run, or 0 if it was not run (e.g. filtered out).
+  /// The GFLOP/s of the named benchmark, or 0 if it was not run (e.g. filtered out).
   double gflops(const std::string& name) const {
     auto it = gflops_.find(name);
     return it == gflops_.end() ? 0.0 : it->second;
@@ -119,7 +126,7 @@ int main(int argc, char** argv) {
   // were already created when the libraries were loaded.
   setenv("OPENBLAS_NUM_THREADS", "1", 1);
   setenv("OMP_NUM_THREADS", "1", 1);
-  openblas_set_num_threads(1);
+  if (openblas_set_num_threads) openblas_set_num_threads(1);
   omp_set_num_threads(1);
 
   for (const Shape& s : kShapes) {
