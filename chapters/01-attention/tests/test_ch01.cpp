@@ -5,6 +5,7 @@
 
 #include "ag/gradcheck.hpp"
 #include "decoder.hpp"
+#include "encoding_registry.hpp"
 
 using namespace pe;
 using ag::Tensor;
@@ -181,4 +182,19 @@ TEST(Ch01Attention, AttentionAlonePassesGradcheckWithRespectToItsInput) {
   const auto result = ag::gradcheck(
       [&](const std::vector<Tensor>& in) { return attention.forward(in[0], none, 0); }, {x});
   EXPECT_TRUE(result.passed) << result.report;
+}
+
+TEST(Ch01Registry, NoneIsRegisteredAndUnknownNamesAreErrors) {
+  ag::Rng rng(11);
+  EncodingSpec spec;
+  EXPECT_EQ(make_encoding("none", spec, rng)->name(), "none");
+  try {
+    make_encoding("nonsense", spec, rng);
+    FAIL();
+  } catch (const ag::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("none"), std::string::npos) << "lists known names";
+  }
+  spec.options["base"] = "10000";
+  EXPECT_THROW(make_encoding("none", spec, rng), ag::Error);
+  EXPECT_THROW(register_encoding({"none", "01", "again", {}, nullptr}), ag::Error);
 }

@@ -1,0 +1,46 @@
+#include "encoding_registry.hpp"
+
+#include <algorithm>
+
+namespace pe {
+
+namespace {
+std::vector<EncodingEntry>& entries() {
+  // Chapter 1's own encoding is there from the start; later chapters add theirs through
+  // their register functions (no static initialisers, which static libraries may drop).
+  static std::vector<EncodingEntry> all{
+      {"none", "01", "no positional information: attention sees a bag of tokens, plus the mask",
+       {}, [](const EncodingSpec&, ag::Rng&) { return std::make_shared<NoEncoding>(); }}};
+  return all;
+}
+
+std::string known_names() {
+  std::string names;
+  for (const auto& entry : entries()) names += (names.empty() ? "" : ", ") + entry.name;
+  return names;
+}
+}  // namespace
+
+void register_encoding(EncodingEntry entry) {
+  for (const auto& existing : entries())
+    ag::check(existing.name != entry.name, "register_encoding", "'", entry.name,
+              "' is registered twice");
+  entries().push_back(std::move(entry));
+}
+
+std::shared_ptr<PositionalEncoding> make_encoding(const std::string& name,
+                                                  const EncodingSpec& spec, ag::Rng& rng) {
+  for (const auto& entry : entries()) {
+    if (entry.name != name) continue;
+    for (const auto& [option, value] : spec.options)
+      ag::check(std::find(entry.option_names.begin(), entry.option_names.end(), option) !=
+                    entry.option_names.end(),
+                "make_encoding", "encoding '", name, "' has no option '", option, "'");
+    return entry.make(spec, rng);
+  }
+  throw ag::Error("make_encoding: unknown encoding '" + name + "' (known: " + known_names() + ")");
+}
+
+std::vector<EncodingEntry> registered_encodings() { return entries(); }
+
+}  // namespace pe
