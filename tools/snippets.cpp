@@ -113,7 +113,17 @@ const std::regex& quote_line() {
 std::vector<Quote> find_quotes(const std::string& md_name, const Lines& md,
                                std::vector<Problem>& problems) {
   std::vector<Quote> quotes;
+  std::string outside_fence;  // the fence of a code block we are in that is not a quote
   for (std::size_t i = 0; i < md.size(); ++i) {
+    const std::string text = trim(md[i]);
+    if (!outside_fence.empty()) {
+      if (text == outside_fence) outside_fence.clear();
+      continue;
+    }
+    if (text.rfind("```", 0) == 0) {  // a code block that may show the syntax itself
+      outside_fence = text.substr(0, text.find_first_not_of('`'));
+      continue;
+    }
     std::smatch match;
     if (!std::regex_match(md[i], match, quote_line())) continue;
     const int line = static_cast<int>(i) + 1;

@@ -111,6 +111,7 @@ int main(int argc, char** argv) {
               << "\n";
     std::printf("%6s  %8s  %8s\n", "step", "loss", "accuracy");
     const long every = std::max(1L, options.steps / 10);
+    // [training-loop]
     for (long step = 0; step <= options.steps; ++step) {
       const ag::Tensor logits = model.forward(data.x);
       const ag::Tensor loss = ag::cross_entropy(logits, data.y);
@@ -124,6 +125,7 @@ int main(int argc, char** argv) {
       loss.backward();
       optimizer.step();
     }
+    // [training-loop]
     print_difference_errors();
     std::cout << "\nwrote " << csv_path << " and " << options.out << "/graph.dot\n";
   } catch (const std::exception& e) {

@@ -24,6 +24,7 @@ class MLP : public ag::Module {
     for (auto& [name, parameter] : named_parameters()) parameter.set_name(name);
   }
 
+  // [mlp-forward]
   /// x: [B, in] -> [B, out] (logits; no activation after the last layer)
   ag::Tensor forward(const ag::Tensor& x) const {
     ag::Tensor h = x;
@@ -33,6 +34,7 @@ class MLP : public ag::Module {
     }
     return h;
   }
+  // [mlp-forward]
 
  private:
   std::vector<std::unique_ptr<ag::Linear>> layers_;
