@@ -1,6 +1,7 @@
 // The backward engine: order the tape, then push gradients from the root to the leaves.
 #include <unordered_map>
 
+#include "ag/ops.hpp"
 #include "impl.hpp"
 
 namespace ag {
@@ -51,12 +52,18 @@ std::vector<Node*> topological_order(const Tensor& root) {
 
 namespace {
 
+// Sums gradients out of place: an increment may share storage with a forward value or with
+// a gradient sent to another input (add sends the same tensor to both), so it is never
+// written to. Only a fan-in pays for a new tensor.
 void accumulate(Tensor& total, const Tensor& increment) {
-  if (!total.defined()) {
-    total = increment.clone();  // a copy: the increment may alias a forward value
-    return;
-  }
-  add_into(total, increment);
+  total = total.defined() ? add(total, increment) : increment;
+}
+
+// A leaf's gradient outlives the sweep and grows in place across calls, so it gets storage
+// of its own on the first arrival.
+void accumulate_leaf(const Tensor& leaf, const Tensor& increment) {
+  if (Tensor total = leaf.grad(); total.defined()) add_into(total, increment);
+  else leaf.impl().grad = increment.clone().impl_ptr();
 }
 
 void run_backward(const Tensor& root, const Tensor& seed) {
@@ -65,9 +72,7 @@ void run_backward(const Tensor& root, const Tensor& seed) {
         "set_requires_grad, or it was computed under NoGradGuard)");
   NoGradGuard no_grad;  // backward rules use ops, but build no tape themselves
   if (!root.grad_fn()) {  // a leaf: its gradient is the seed
-    Tensor total = root.grad();
-    accumulate(total, seed);
-    root.impl().grad = total.impl_ptr();
+    accumulate_leaf(root, seed);
     return;
   }
   // [backward-loop]
@@ -90,9 +95,7 @@ void run_backward(const Tensor& root, const Tensor& seed) {
       if (input.grad_fn()) {
         accumulate(pending[input.grad_fn().get()], grads[i]);
       } else {
-        Tensor total = input.grad();
-        accumulate(total, grads[i]);
-        input.impl().grad = total.impl_ptr();
+        accumulate_leaf(input, grads[i]);
       }
     }
   }

@@ -174,12 +174,15 @@ Tensor Tensor::to(Dtype target) const {
 void Tensor::copy_from(const Tensor& source) {
   check(source.shape() == shape(), "copy_from", "shapes differ: ", shape_string(source.shape()),
         " into ", shape_string(shape()));
+  const std::int64_t n = numel();
   dispatch(dtype(), [&](auto t) {
     using T = decltype(t);
     T* dst = data<T>();
     dispatch(source.dtype(), [&](auto s) {
-      const auto* src = source.data<decltype(s)>();
-      for (std::int64_t i = 0; i < numel(); ++i) dst[i] = static_cast<T>(src[i]);
+      using S = decltype(s);
+      const S* src = source.data<S>();
+      if constexpr (std::is_same_v<S, T>) std::copy(src, src + n, dst);
+      else for (std::int64_t i = 0; i < n; ++i) dst[i] = static_cast<T>(src[i]);
     });
   });
 }

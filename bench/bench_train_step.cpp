@@ -1,0 +1,86 @@
+// One training step of the reference model (1 layer, 1 head, width 256, feed-forward 1024,
+// batch 64, length 32): forward, backward and an AdamW step, timed with 1 and 2 threads.
+//
+//   bench_train_step [--steps N]
+#include <omp.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "ag/optim.hpp"
+#include "decoder.hpp"
+
+namespace {
+
+ag::Indices random_ids(ag::Rng& rng, std::int64_t B, std::int64_t T, std::int64_t V) {
+  ag::Indices ids{std::vector<std::int64_t>(B * T), {B, T}};
+  for (auto& id : ids.values) id = rng.randint(0, V);
+  return ids;
+}
+
+// Matmul FLOPs of one step: each product costs 2MNK forward and twice that backward.
+double step_flops(const pe::DecoderConfig& c, std::int64_t B, std::int64_t T) {
+  const double rows = double(B) * T;
+  double forward = 2 * rows * c.width * c.vocab;  // head
+  forward += c.layers * (4 * 2 * rows * c.width * c.width        // q, k, v, output
+                         + 2 * 2 * rows * c.width * c.ffn_width  // expand, contract
+                         + 2 * 2 * double(B) * T * T * c.width); // scores, weights @ v
+  return 3 * forward;
+}
+
+double median_ms(pe::Decoder& model, ag::AdamW& optimizer, ag::Rng& rng, int steps,
+                 const pe::DecoderConfig& config, std::int64_t B, std::int64_t T) {
+  std::vector<double> times;
+  for (int s = 0; s < steps + 2; ++s) {
+    const ag::Indices ids = random_ids(rng, B, T, config.vocab);
+    ag::Indices targets = random_ids(rng, B * T, 1, config.vocab);
+    targets.shape = {B * T};
+    const auto start = std::chrono::steady_clock::now();
+    optimizer.zero_grad();
+    ag::Tensor logits = model.forward(ids);
+    ag::Tensor loss = ag::cross_entropy(ag::reshape(logits, {B * T, config.vocab}), targets);
+    loss.backward();
+    optimizer.step();
+    const auto end = std::chrono::steady_clock::now();
+    if (s >= 2) times.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int steps = 20;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--steps" && i + 1 < argc) {
+      steps = std::stoi(argv[++i]);
+    } else {
+      std::cerr << "bench_train_step: unknown option '" << arg << "' (expected --steps N)\n";
+      return 2;
+    }
+  }
+  const std::int64_t B = 64, T = 32;
+  pe::DecoderConfig config;  // the reference model
+  ag::Rng rng(0);
+  pe::Decoder model(config, std::make_shared<pe::NoEncoding>(), rng);
+  ag::AdamW optimizer(model.parameters(), 1e-3);
+  const double gflop = step_flops(config, B, T) / 1e9;
+  std::printf("reference step: batch %ld, length %ld, %.2f GFLOP of matmul per step\n", long(B),
+              long(T), gflop);
+  for (int threads : {1, 2}) {
+    omp_set_num_threads(threads);
+    const double ms = median_ms(model, optimizer, rng, steps, config, B, T);
+    std::printf("threads %d: %8.1f ms/step (median of %d)  %6.1f GFLOP/s of matmul\n", threads, ms,
+                steps, gflop / (ms / 1e3));
+  }
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  std::printf("peak resident memory: %.0f MB\n", usage.ru_maxrss / 1024.0);
+  return 0;
+}
