@@ -10,7 +10,7 @@ namespace ag {
 
 namespace {
 
-constexpr char kMagic[] = "AGTENSORS1\n";
+constexpr char kMagic[] = "AGTENSORS2\n";
 constexpr std::size_t kMagicSize = sizeof(kMagic) - 1;
 
 std::uint64_t fnv1a(const std::string& bytes) {
@@ -22,6 +22,11 @@ std::uint64_t fnv1a(const std::string& bytes) {
 template <class T>
 void put(std::string& out, T value) {
   out.append(reinterpret_cast<const char*>(&value), sizeof(T));
+}
+
+void put_string(std::string& out, const std::string& text) {
+  put<std::uint64_t>(out, text.size());
+  out += text;
 }
 
 // Reads from an in-memory file, with errors that name the file and what was cut short.
@@ -41,6 +46,14 @@ class Reader {
     at_ += n;
   }
   std::size_t remaining() const { return bytes_.size() - at_; }
+  std::string string(const char* what) {
+    const auto size = get<std::uint64_t>(what);
+    check(size <= remaining(), "load_tensors", "'", path_, "' is truncated (while reading ", what,
+          ")");
+    std::string text(size, '\0');
+    take(text.data(), size, what);
+    return text;
+  }
 
  private:
   const std::string& path_;
@@ -50,12 +63,17 @@ class Reader {
 
 }  // namespace
 
-void save_tensors(const std::string& path, const NamedTensors& tensors) {
+void save_tensors(const std::string& path, const NamedTensors& tensors,
+                  const Metadata& metadata) {
   std::string bytes(kMagic, kMagicSize);
+  put<std::uint64_t>(bytes, metadata.size());
+  for (const auto& [key, value] : metadata) {
+    put_string(bytes, key);
+    put_string(bytes, value);
+  }
   put<std::uint64_t>(bytes, tensors.size());
   for (const auto& [name, tensor] : tensors) {
-    put<std::uint64_t>(bytes, name.size());
-    bytes += name;
+    put_string(bytes, name);
     put<std::uint8_t>(bytes, tensor.dtype() == Dtype::f32 ? 0 : 1);
     put<std::uint64_t>(bytes, tensor.shape().size());
     for (auto extent : tensor.shape()) put<std::int64_t>(bytes, extent);
@@ -71,7 +89,7 @@ void save_tensors(const std::string& path, const NamedTensors& tensors) {
   check(file.good(), "save_tensors", "writing '", path, "' failed");
 }
 
-NamedTensors load_tensors(const std::string& path) {
+TensorFile load_tensor_file(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   check(file.good(), "load_tensors", "cannot open '", path, "' (missing or unreadable)");
   const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
@@ -83,13 +101,16 @@ NamedTensors load_tensors(const std::string& path) {
   check(fnv1a(body) == stored, "load_tensors", "'", path,
         "' is corrupt (checksum mismatch: the file was changed or cut short)");
   Reader in(path, body);
+  TensorFile file_contents;
+  const auto entries = in.get<std::uint64_t>("the metadata count");
+  for (std::uint64_t i = 0; i < entries; ++i) {
+    std::string key = in.string("a metadata key");
+    file_contents.metadata[key] = in.string("a metadata value");
+  }
   const auto count = in.get<std::uint64_t>("the tensor count");
-  NamedTensors tensors;
+  NamedTensors& tensors = file_contents.tensors;
   for (std::uint64_t i = 0; i < count; ++i) {
-    const auto name_size = in.get<std::uint64_t>("a name length");
-    check(name_size <= in.remaining(), "load_tensors", "'", path, "' is truncated (a name)");
-    std::string name(name_size, '\0');
-    in.take(name.data(), name_size, "a name");
+    std::string name = in.string("a name");
     const auto dtype_code = in.get<std::uint8_t>("a dtype");
     check(dtype_code <= 1, "load_tensors", "'", path, "': tensor '", name, "' has unknown dtype ",
           int(dtype_code));
@@ -112,16 +133,24 @@ NamedTensors load_tensors(const std::string& path) {
   }
   check(in.remaining() == 0, "load_tensors", "'", path, "' has ", in.remaining(),
         " unexpected bytes after its last tensor");
-  return tensors;
+  return file_contents;
 }
+
+NamedTensors load_tensors(const std::string& path) { return load_tensor_file(path).tensors; }
 
 void save_module(const std::string& path, const Module& module) {
   save_tensors(path, module.named_parameters());
 }
 
 void load_module(const std::string& path, Module& module) {
+  load_module(load_tensors(path), module, path);
+}
+
+void load_module(const NamedTensors& tensors, Module& module, const std::string& path,
+                 const std::string& skip_prefix) {
   std::map<std::string, Tensor> loaded;
-  for (auto& [name, tensor] : load_tensors(path)) loaded.emplace(name, tensor);
+  for (auto& [name, tensor] : tensors)
+    if (skip_prefix.empty() || name.rfind(skip_prefix, 0) != 0) loaded.emplace(name, tensor);
   auto parameters = module.named_parameters();
   for (auto& [name, parameter] : parameters) {
     auto it = loaded.find(name);

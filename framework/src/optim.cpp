@@ -80,6 +80,21 @@ void Adam::step() {
   }
 }
 
+void Adam::set_state(const State& state) {
+  check(state.m.size() == parameters_.size() && state.v.size() == parameters_.size(),
+        "Adam::set_state", "state for ", state.m.size(), " parameters, optimiser has ",
+        parameters_.size());
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    check(state.m[i].shape() == parameters_[i].shape() &&
+              state.v[i].shape() == parameters_[i].shape(),
+          "Adam::set_state", "moment ", i, " has shape ", shape_string(state.m[i].shape()),
+          ", parameter has ", shape_string(parameters_[i].shape()));
+    m_[i].copy_from(state.m[i]);
+    v_[i].copy_from(state.v[i]);
+  }
+  t_ = state.t;
+}
+
 double clip_grad_norm(const std::vector<Tensor>& parameters, double max_norm) {
   check(max_norm > 0, "clip_grad_norm", "max_norm must be positive, got ", max_norm);
   double total = 0;

@@ -1,6 +1,7 @@
 #include "ag/random.hpp"
 
 #include <cmath>
+#include <sstream>
 
 #include "impl.hpp"
 
@@ -52,6 +53,21 @@ std::int64_t Rng::randint(std::int64_t low, std::int64_t high) {
 Rng Rng::fork(std::uint64_t stream) const {
   std::uint64_t s = seed_ ^ (stream * 0xD1B54A32D192ED03ULL);
   return Rng(splitmix64(s));
+}
+
+std::string Rng::save_state() const {
+  std::string text = std::to_string(seed_);
+  for (auto word : state_) text += " " + std::to_string(word);
+  return text;
+}
+
+Rng Rng::from_state(const std::string& text) {
+  std::istringstream in(text);
+  Rng rng;
+  in >> rng.seed_;
+  for (auto& word : rng.state_) in >> word;
+  check(!in.fail(), "Rng::from_state", "'", text, "' is not a saved generator state");
+  return rng;
 }
 
 Tensor randn(const Shape& shape, Rng& rng, Dtype dtype, double stddev) {

@@ -93,3 +93,21 @@ TEST(Io, LoadingIntoADifferentModelIsAnErrorAndChangesNothing) {
   EXPECT_THROW(load_module(path, four), Error);
   EXPECT_EQ(four.layer.weight.to_vector(), before);
 }
+
+TEST(Io, MetadataRoundTrip) {
+  const std::string path = temp_path("meta.agt");
+  save_tensors(path, {{"x", ones({2})}}, {{"config", "{\"a\": 1}"}, {"step", "42"}});
+  TensorFile file = load_tensor_file(path);
+  EXPECT_EQ(file.metadata.at("config"), "{\"a\": 1}");
+  EXPECT_EQ(file.metadata.at("step"), "42");
+  ASSERT_EQ(file.tensors.size(), 1u);
+}
+
+TEST(Io, RngStateRoundTripContinuesTheStream) {
+  Rng a(77);
+  a.next_u64();
+  Rng b = Rng::from_state(a.save_state());
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(a.next_u64(), b.next_u64());
+  EXPECT_EQ(a.fork(3).next_u64(), b.fork(3).next_u64());
+  EXPECT_THROW(Rng::from_state("not a state"), Error);
+}

@@ -39,6 +39,14 @@ class Adam : public Optimizer {
        bool decoupled_weight_decay = false);
   void step() override;
   long steps_taken() const { return t_; }
+  /// The moment estimates (one pair per parameter) and the step count, for checkpoints.
+  struct State {
+    std::vector<Tensor> m, v;
+    long t = 0;
+  };
+  State state() const { return {m_, v_, t_}; }
+  /// Restores a saved state; shapes must match the parameters.
+  void set_state(const State& state);
 
  private:
   double beta1_, beta2_, eps_, weight_decay_;

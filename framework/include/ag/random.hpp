@@ -2,6 +2,7 @@
 // (the standard library's distributions are not: their algorithms are unspecified).
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "ag/tensor.hpp"
 
@@ -19,6 +20,9 @@ class Rng {
   /// An independent generator for a named stream (data, init, dropout, ...): the same
   /// seed and stream always give the same sequence, whatever else was drawn before.
   Rng fork(std::uint64_t stream) const;
+  /// The whole state as text, and back: a resumed run continues the same stream.
+  std::string save_state() const;
+  static Rng from_state(const std::string& text);
 
  private:
   std::uint64_t seed_;
