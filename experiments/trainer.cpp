@@ -1,0 +1,250 @@
+#include "trainer.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "ag/io.hpp"
+
+namespace pe {
+
+namespace {
+// Named Rng streams: the same seed gives the same initial weights whatever the data, and
+// training batches never overlap the held-out set (Task::kHeldOutStream).
+constexpr std::uint64_t kInitStream = 1, kDataStream = 2;
+constexpr const char* kOptimizerPrefix = "optimizer.";
+}  // namespace
+
+void TrainConfig::validate() const {
+  auto positive = [](const char* field, double value) {
+    ag::check(value > 0, "TrainConfig", field, " must be positive, got ", value);
+  };
+  positive("length", double(length));
+  positive("batch", double(batch));
+  positive("width", double(model.width));
+  positive("heads", double(model.heads));
+  positive("layers", double(model.layers));
+  positive("ffn_width", double(model.ffn_width));
+  positive("lr", lr);
+  positive("clip", clip);
+  positive("eval_every", double(eval_every));
+  positive("eval_sequences", double(eval_sequences));
+  ag::check(steps >= 0, "TrainConfig", "steps must not be negative, got ", steps);
+  ag::check(warmup >= 0, "TrainConfig", "warmup must not be negative, got ", warmup);
+  ag::check(weight_decay >= 0, "TrainConfig", "weight_decay must not be negative");
+  ag::check(model.width % model.heads == 0, "TrainConfig", "width ", model.width,
+            " is not divisible by heads ", model.heads);
+  ag::check(max_length == 0 || max_length >= length, "TrainConfig", "max_length ", max_length,
+            " is shorter than the training length ", length);
+}
+
+Trainer::Trainer(TrainConfig config) : config_(std::move(config)) {
+  config_.validate();
+  task_ = make_task(config_.task, config_.task_options);
+  config_.model.vocab = task_->vocab_size();
+  ag::Rng init = ag::Rng(config_.seed).fork(kInitStream);
+  EncodingSpec spec;
+  spec.model = config_.model;
+  spec.max_length = config_.max_length > 0 ? config_.max_length : config_.length;
+  spec.options = config_.encoding_options;
+  model_ = std::make_unique<Decoder>(config_.model, make_encoding(config_.encoding, spec, init),
+                                     init);
+  optimizer_ = std::make_unique<ag::AdamW>(model_->parameters(), config_.lr, 0.9, 0.999, 1e-8,
+                                           config_.weight_decay);
+  data_rng_ = ag::Rng(config_.seed).fork(kDataStream);
+}
+
+double Trainer::learning_rate(std::int64_t step) const {
+  if (step < config_.warmup) return config_.lr * double(step + 1) / double(config_.warmup);
+  const double span = double(std::max<std::int64_t>(config_.steps - config_.warmup, 1));
+  const double progress = std::min(1.0, double(step - config_.warmup) / span);
+  return config_.lr * (0.1 + 0.9 * 0.5 * (1.0 + std::cos(M_PI * progress)));
+}
+
+ag::Tensor sequence_loss(const ag::Tensor& logits, const ag::Indices& targets) {
+  const std::int64_t V = logits.size(-1);
+  return ag::cross_entropy(ag::reshape(logits, {-1, V}),
+                           {targets.values, {static_cast<std::int64_t>(targets.values.size())}},
+                           kIgnore);
+}
+
+// [train-step]
+double Trainer::step() {
+  const auto start = std::chrono::steady_clock::now();
+  const Batch batch = task_->sample(config_.batch, config_.length, data_rng_);
+  optimizer_->lr = learning_rate(steps_done_);
+  optimizer_->zero_grad();
+  ag::Tensor loss = sequence_loss(model_->forward(batch.inputs), batch.targets);
+  loss.backward();
+  ag::clip_grad_norm(model_->parameters(), config_.clip);
+  optimizer_->step();
+  ++steps_done_;
+  seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double value = loss.item();
+  if (on_step) on_step(steps_done_, value);
+  return value;
+}
+// [train-step]
+
+Evaluation Trainer::evaluate(std::int64_t length, std::int64_t sequences) {
+  ag::NoGradGuard no_grad;
+  const Batch batch = task_->held_out(sequences, length, config_.seed);
+  Evaluation result;
+  const std::int64_t chunk = 64;  // bounded memory at any length
+  double loss_sum = 0;
+  for (std::int64_t first = 0; first < sequences; first += chunk) {
+    const std::int64_t rows = std::min(chunk, sequences - first);
+    auto rows_of = [&](const ag::Indices& all) {
+      return ag::Indices{{all.values.begin() + first * length,
+                          all.values.begin() + (first + rows) * length},
+                         {rows, length}};
+    };
+    const ag::Indices inputs = rows_of(batch.inputs), targets = rows_of(batch.targets);
+    ag::Tensor logits = model_->forward(inputs);  // [rows, length, V]
+    const std::int64_t V = logits.size(-1);
+    const std::vector<double> values = logits.to_vector();
+    std::int64_t scored = 0;
+    for (std::size_t i = 0; i < targets.values.size(); ++i) {
+      if (targets.values[i] == kIgnore) continue;
+      const double* row = values.data() + i * V;
+      const auto best = std::max_element(row, row + V) - row;
+      result.accuracy += best == targets.values[i] ? 1.0 : 0.0;
+      ++scored;
+    }
+    if (scored > 0) loss_sum += sequence_loss(logits, targets).item() * double(scored);
+    result.scored += scored;
+  }
+  ag::check(result.scored > 0, "evaluate", "no scored positions at length ", length);
+  result.accuracy /= double(result.scored);
+  result.loss = loss_sum / double(result.scored);
+  return result;
+}
+
+void Trainer::train(const std::function<void(const HistoryPoint&)>& on_eval) {
+  double recent_loss = 0;
+  while (steps_done_ < config_.steps) {
+    recent_loss = step();
+    if (steps_done_ % config_.eval_every == 0 || steps_done_ == config_.steps) {
+      const Evaluation eval = evaluate(config_.length, config_.eval_sequences);
+      history_.push_back({steps_done_, recent_loss, learning_rate(steps_done_ - 1), eval.accuracy,
+                          eval.loss, seconds_});
+      if (on_eval) on_eval(history_.back());
+    }
+  }
+}
+
+void Trainer::save(const std::string& checkpoint) const {
+  ag::NamedTensors tensors = model_->named_parameters();
+  const auto state = optimizer_->state();
+  for (std::size_t i = 0; i < state.m.size(); ++i) {
+    tensors.emplace_back(kOptimizerPrefix + std::to_string(i) + ".m", state.m[i]);
+    tensors.emplace_back(kOptimizerPrefix + std::to_string(i) + ".v", state.v[i]);
+  }
+  nlohmann::json history = nlohmann::json::array();
+  for (const auto& h : history_)
+    history.push_back({h.step, h.train_loss, h.lr, h.eval_accuracy, h.eval_loss, h.seconds});
+  ag::save_tensors(checkpoint, tensors,
+                   {{"config", config_to_json(config_)},
+                    {"steps_done", std::to_string(steps_done_)},
+                    {"optimizer_steps", std::to_string(state.t)},
+                    {"data_rng", data_rng_.save_state()},
+                    {"history", history.dump()},
+                    {"seconds", std::to_string(seconds_)}});
+}
+
+std::unique_ptr<Trainer> Trainer::resume(const std::string& checkpoint) {
+  const ag::TensorFile file = ag::load_tensor_file(checkpoint);
+  for (const char* key : {"config", "steps_done", "optimizer_steps", "data_rng", "history"})
+    ag::check(file.metadata.count(key) == 1, "Trainer::resume", "'", checkpoint,
+              "' is not a training checkpoint (no '", key, "')");
+  auto trainer = std::make_unique<Trainer>(config_from_json(file.metadata.at("config")));
+  ag::load_module(file.tensors, trainer->model(), checkpoint, kOptimizerPrefix);
+  std::map<std::string, ag::Tensor> by_name(file.tensors.begin(), file.tensors.end());
+  ag::Adam::State state;
+  state.t = std::stol(file.metadata.at("optimizer_steps"));
+  const std::size_t count = trainer->model().parameters().size();
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::string name = kOptimizerPrefix + std::to_string(i);
+    ag::check(by_name.count(name + ".m") && by_name.count(name + ".v"), "Trainer::resume", "'",
+              checkpoint, "' lacks the optimiser state of parameter ", i);
+    state.m.push_back(by_name.at(name + ".m"));
+    state.v.push_back(by_name.at(name + ".v"));
+  }
+  trainer->optimizer_->set_state(state);
+  trainer->steps_done_ = std::stoll(file.metadata.at("steps_done"));
+  trainer->data_rng_ = ag::Rng::from_state(file.metadata.at("data_rng"));
+  if (file.metadata.count("seconds")) trainer->seconds_ = std::stod(file.metadata.at("seconds"));
+  for (const auto& h : nlohmann::json::parse(file.metadata.at("history")))
+    trainer->history_.push_back({h[0], h[1], h[2], h[3], h[4], h[5]});
+  return trainer;
+}
+
+std::string config_to_json(const TrainConfig& c) {
+  nlohmann::json j = {
+      {"task", c.task},
+      {"task_options", c.task_options},
+      {"encoding", c.encoding},
+      {"encoding_options", c.encoding_options},
+      {"vocab", c.model.vocab},
+      {"width", c.model.width},
+      {"heads", c.model.heads},
+      {"layers", c.model.layers},
+      {"ffn_width", c.model.ffn_width},
+      {"causal", c.model.causal},
+      {"length", c.length},
+      {"batch", c.batch},
+      {"steps", c.steps},
+      {"warmup", c.warmup},
+      {"lr", c.lr},
+      {"weight_decay", c.weight_decay},
+      {"clip", c.clip},
+      {"seed", c.seed},
+      {"eval_every", c.eval_every},
+      {"eval_sequences", c.eval_sequences},
+      {"max_length", c.max_length},
+  };
+  return j.dump(2);
+}
+
+TrainConfig config_from_json(const std::string& text) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw ag::Error(std::string("config_from_json: not valid JSON (") + e.what() + ")");
+  }
+  ag::check(j.is_object(), "config_from_json", "expected a JSON object");
+  TrainConfig c;
+  try {
+    for (const auto& [key, value] : j.items()) {
+      if (key == "task") c.task = value;
+      else if (key == "task_options") c.task_options = value.get<TaskOptions>();
+      else if (key == "encoding") c.encoding = value;
+      else if (key == "encoding_options") c.encoding_options = value.get<std::map<std::string, std::string>>();
+      else if (key == "vocab") c.model.vocab = value;
+      else if (key == "width") c.model.width = value;
+      else if (key == "heads") c.model.heads = value;
+      else if (key == "layers") c.model.layers = value;
+      else if (key == "ffn_width") c.model.ffn_width = value;
+      else if (key == "causal") c.model.causal = value;
+      else if (key == "length") c.length = value;
+      else if (key == "batch") c.batch = value;
+      else if (key == "steps") c.steps = value;
+      else if (key == "warmup") c.warmup = value;
+      else if (key == "lr") c.lr = value;
+      else if (key == "weight_decay") c.weight_decay = value;
+      else if (key == "clip") c.clip = value;
+      else if (key == "seed") c.seed = value;
+      else if (key == "eval_every") c.eval_every = value;
+      else if (key == "eval_sequences") c.eval_sequences = value;
+      else if (key == "max_length") c.max_length = value;
+      else throw ag::Error("config_from_json: unknown key '" + key + "'");
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw ag::Error(std::string("config_from_json: a value has the wrong type (") + e.what() + ")");
+  }
+  c.validate();
+  return c;
+}
+
+}  // namespace pe

@@ -1,0 +1,96 @@
+// The trainer: AdamW with warm-up and cosine decay, gradient clipping, fixed seeds, token
+// accuracy on held-out sequences of any length, and checkpoints that resume exactly.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ag/optim.hpp"
+#include "decoder.hpp"
+#include "encoding_registry.hpp"
+#include "tasks.hpp"
+
+namespace pe {
+
+/// Every default reproduces the reference experiment: 1 layer, 1 head, width 256,
+/// feed-forward 1024, ReLU, pre-LN, sequences of 32, batch 64.
+struct TrainConfig {
+  std::string task = "shiftk";
+  TaskOptions task_options;
+  std::string encoding = "none";
+  std::map<std::string, std::string> encoding_options;
+  DecoderConfig model;  // model.vocab is set from the task
+  std::int64_t length = 32;
+  std::int64_t batch = 64;
+  std::int64_t steps = 1500;
+  std::int64_t warmup = 100;  ///< steps of linear warm-up
+  double lr = 1e-3;           ///< peak learning rate, decayed along a cosine to lr / 10
+  double weight_decay = 0.01;
+  double clip = 1.0;          ///< maximum global gradient norm
+  std::uint64_t seed = 1;
+  std::int64_t eval_every = 100;
+  std::int64_t eval_sequences = 256;
+  std::int64_t max_length = 0;  ///< longest sequence the encoding must handle; 0: length
+
+  /// Throws ag::Error naming the first field with a bad value.
+  void validate() const;
+};
+
+struct Evaluation {
+  double accuracy = 0;  ///< fraction of scored target tokens predicted right (argmax)
+  double loss = 0;      ///< mean cross-entropy over the scored tokens
+  std::int64_t scored = 0;
+};
+
+struct HistoryPoint {
+  std::int64_t step;
+  double train_loss, lr, eval_accuracy, eval_loss, seconds;
+};
+
+class Trainer {
+ public:
+  explicit Trainer(TrainConfig config);
+  /// Restores a run saved by save(): the same model, optimiser and data streams, so that
+  /// training on gives exactly what the uninterrupted run would have given.
+  static std::unique_ptr<Trainer> resume(const std::string& checkpoint);
+
+  /// One optimisation step on a fresh batch; returns its training loss.
+  double step();
+  /// Accuracy on the task's fixed held-out set of `sequences` sequences of `length` tokens.
+  Evaluation evaluate(std::int64_t length, std::int64_t sequences);
+  /// Trains until config.steps, evaluating every eval_every steps (and at the end).
+  void train(const std::function<void(const HistoryPoint&)>& on_eval = {});
+  /// Calls on_step after each step with (step, loss), for progress displays.
+  std::function<void(std::int64_t, double)> on_step;
+
+  void save(const std::string& checkpoint) const;
+
+  double learning_rate(std::int64_t step) const;
+  const TrainConfig& config() const { return config_; }
+  Decoder& model() { return *model_; }
+  const Task& task() const { return *task_; }
+  std::int64_t steps_done() const { return steps_done_; }
+  const std::vector<HistoryPoint>& history() const { return history_; }
+  double seconds() const { return seconds_; }
+
+ private:
+  TrainConfig config_;
+  std::unique_ptr<Task> task_;
+  std::unique_ptr<Decoder> model_;
+  std::unique_ptr<ag::AdamW> optimizer_;
+  ag::Rng data_rng_;
+  std::int64_t steps_done_ = 0;
+  std::vector<HistoryPoint> history_;
+  double seconds_ = 0;
+};
+
+/// The configuration as JSON text and back (unknown keys are errors).
+std::string config_to_json(const TrainConfig& config);
+TrainConfig config_from_json(const std::string& text);
+
+/// The mean cross-entropy of logits [B, T, V] against targets [B, T] (kIgnore skipped).
+ag::Tensor sequence_loss(const ag::Tensor& logits, const ag::Indices& targets);
+
+}  // namespace pe
