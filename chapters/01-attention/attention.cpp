@@ -26,6 +26,7 @@ SelfAttention::SelfAttention(std::int64_t width, std::int64_t heads_, ag::Rng& r
   register_module("output", output);
 }
 
+// [heads]
 Tensor split_heads(const Tensor& x, std::int64_t heads) {
   const std::int64_t B = x.size(0), T = x.size(1), C = x.size(2);
   return ag::permute(ag::reshape(x, {B, T, heads, C / heads}), {0, 2, 1, 3});
@@ -35,7 +36,9 @@ Tensor merge_heads(const Tensor& x) {
   const std::int64_t B = x.size(0), H = x.size(1), T = x.size(2), D = x.size(3);
   return ag::reshape(ag::permute(x, {0, 2, 1, 3}), {B, T, H * D});
 }
+// [heads]
 
+// [causal-mask]
 Tensor causal_mask(std::int64_t queries, std::int64_t keys, std::int64_t q_offset,
                    ag::Dtype dtype) {
   std::vector<double> mask(static_cast<std::size_t>(queries * keys));
@@ -43,6 +46,7 @@ Tensor causal_mask(std::int64_t queries, std::int64_t keys, std::int64_t q_offse
     for (std::int64_t j = 0; j < keys; ++j) mask[i * keys + j] = j > q_offset + i ? 1.0 : 0.0;
   return ag::from_vector(mask, {queries, keys}, dtype);
 }
+// [causal-mask]
 
 // [attention-forward]
 Tensor SelfAttention::forward(const Tensor& x, const PositionalEncoding& encoding, int layer,

@@ -44,6 +44,7 @@ Decoder::Decoder(const DecoderConfig& config_, std::shared_ptr<PositionalEncodin
   register_module("head", head);
 }
 
+// [decoder-forward]
 Tensor Decoder::run_blocks(const ag::Indices& ids, std::int64_t offset, KVCache* cache,
                            std::vector<Tensor>* hidden) {
   ag::check(ids.shape.size() == 2, "Decoder", "ids must be [B, T], got ",
@@ -65,6 +66,7 @@ Tensor Decoder::run_blocks(const ag::Indices& ids, std::int64_t offset, KVCache*
 Tensor Decoder::forward(const ag::Indices& ids, std::int64_t offset, KVCache* cache) {
   return head.forward(final_norm.forward(run_blocks(ids, offset, cache, nullptr)));
 }
+// [decoder-forward]
 
 std::vector<Tensor> Decoder::hidden_states(const ag::Indices& ids) {
   std::vector<Tensor> hidden;

@@ -9,6 +9,7 @@
 
 namespace pe {
 
+// [positional-encoding]
 /// Every hook receives absolute positions through an offset, so that decoding one token at a
 /// time with a key/value cache sees the same positions as a full pass. Keys always sit at
 /// positions 0 .. Tk-1 (the cache starts at the beginning of the sequence).
@@ -46,6 +47,7 @@ class PositionalEncoding : public ag::Module {
     return out;
   }
 };
+// [positional-encoding]
 
 /// No positional encoding at all (chapter 1, and NoPE in chapter 7).
 class NoEncoding : public PositionalEncoding {
