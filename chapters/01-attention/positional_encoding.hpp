@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "ag/nn.hpp"
 
@@ -32,10 +33,13 @@ class PositionalEncoding : public ag::Module {
     return {q, k};
   }
 
-  /// Additive score biases (ALiBi, T5, Shaw's keys): scores [B, H, Tq, Tk], queries at
-  /// positions q_offset .. q_offset+Tq-1, keys at 0 .. Tk-1. Called before the causal mask.
-  virtual ag::Tensor bias(const ag::Tensor& scores, std::int64_t q_offset, int layer) const {
-    (void)q_offset, (void)layer;
+  /// Additive score terms (ALiBi, T5, Shaw's keys, Transformer-XL): scores [B, H, Tq, Tk],
+  /// already scaled by 1/sqrt(D); q [B, H, Tq, D] for terms that depend on the query (Shaw's
+  /// q_i . a_ij). Queries at positions q_offset .. q_offset+Tq-1, keys at 0 .. Tk-1.
+  /// Called before the causal mask. Returns scores plus the encoding's terms.
+  virtual ag::Tensor bias(const ag::Tensor& scores, const ag::Tensor& q, std::int64_t q_offset,
+                          int layer) const {
+    (void)q, (void)q_offset, (void)layer;
     return scores;
   }
 
@@ -45,6 +49,13 @@ class PositionalEncoding : public ag::Module {
                             std::int64_t q_offset, int layer) const {
     (void)weights, (void)q_offset, (void)layer;
     return out;
+  }
+
+  /// The encoding's own quantities for `length` positions, by name (the sinusoidal table
+  /// "pe", ALiBi's "slopes" and "bias", ...), for `pe inspect` and the chapters' figures.
+  virtual std::vector<std::pair<std::string, ag::Tensor>> inspect(std::int64_t length) const {
+    (void)length;
+    return {};
   }
 };
 // [positional-encoding]

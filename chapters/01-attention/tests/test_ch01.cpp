@@ -49,7 +49,7 @@ struct SpyEncoding : PositionalEncoding {
     rotate_offsets.push_back(offset);
     return {q, k};
   }
-  Tensor bias(const Tensor& scores, std::int64_t q_offset, int) const override {
+  Tensor bias(const Tensor& scores, const Tensor&, std::int64_t q_offset, int) const override {
     bias_offsets.push_back(q_offset);
     return scores;
   }
