@@ -1,5 +1,9 @@
 // Matrix products, plain and batched. Forward and backward are all the same gemm kernel
 // with different transposes:  C = A B,  dA = dC B^T,  dB = A^T dC.
+#include <omp.h>
+
+#include <algorithm>
+
 #include "ag/ops.hpp"
 #include "gemm.hpp"
 #include "impl.hpp"
@@ -15,6 +19,21 @@ void batched_gemm(bool trans_a, bool trans_b, std::int64_t batch, std::int64_t M
                   std::int64_t N, std::int64_t K, const T* A, std::int64_t stride_a, const T* B,
                   std::int64_t stride_b, T* C, std::int64_t stride_c) {
   const std::size_t lda = trans_a ? M : K, ldb = trans_b ? K : N;
+  const int threads = omp_get_max_threads();
+  if (batch == 1 && threads > 1 && M * N * K >= (1 << 21) && M >= 2 * 16) {
+    // One large product (a Linear layer): split the rows of C between the threads. Each
+    // block of rows of C needs the same rows of op(A) and all of op(B).
+    const std::int64_t block = (M + threads - 1) / threads;
+#pragma omp parallel for schedule(static)
+    for (int t = 0; t < threads; ++t) {
+      const std::int64_t first = t * block, rows = std::min(block, M - first);
+      if (rows <= 0) continue;
+      const T* a_rows = trans_a ? A + first : A + first * lda;  // op(A) row `first`
+      kernels::gemm<T>(trans_a, trans_b, rows, N, K, T(1), a_rows, lda, B, ldb, T(0),
+                       C + first * N, N);
+    }
+    return;
+  }
   const bool worth_threads = batch > 1 && M * N * K >= 32 * 32 * 32;
 #pragma omp parallel for schedule(static) if (worth_threads)
   for (std::int64_t i = 0; i < batch; ++i)

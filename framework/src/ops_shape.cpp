@@ -45,6 +45,21 @@ Tensor permute(const Tensor& x, std::vector<std::int64_t> axes) {
   }
   Shape shape(axes.size());
   for (std::size_t i = 0; i < axes.size(); ++i) shape[i] = x.shape()[axes[i]];
+  std::vector<std::int64_t> inverse(axes.size());
+  for (std::size_t i = 0; i < axes.size(); ++i) inverse[axes[i]] = static_cast<std::int64_t>(i);
+  auto backward = [inverse](const Tensor& g) -> std::vector<Tensor> {
+    return {permute(g, inverse)};
+  };
+  // Moving only axes of extent 1 leaves the memory order unchanged: no copy is needed (the
+  // head split of a one-head model is such a permutation).
+  std::int64_t last = -1;
+  bool order_kept = true;
+  for (auto axis : axes)
+    if (x.shape()[axis] != 1) {
+      order_kept = order_kept && axis > last;
+      last = axis;
+    }
+  if (order_kept) return record("permute", alias(x, shape), {x}, backward);
   Tensor out = empty(shape, x.dtype());
   dispatch(x.dtype(), [&](auto t) {
     using T = decltype(t);
@@ -52,11 +67,7 @@ Tensor permute(const Tensor& x, std::vector<std::int64_t> axes) {
     auto result = xview<T>(out);
     result = xt::transpose(xview<T>(x), perm);
   });
-  std::vector<std::int64_t> inverse(axes.size());
-  for (std::size_t i = 0; i < axes.size(); ++i) inverse[axes[i]] = static_cast<std::int64_t>(i);
-  return record("permute", out, {x}, [inverse](const Tensor& g) -> std::vector<Tensor> {
-    return {permute(g, inverse)};
-  });
+  return record("permute", out, {x}, backward);
 }
 
 Tensor transpose(const Tensor& x, std::int64_t axis0, std::int64_t axis1) {

@@ -113,6 +113,15 @@ TEST(OpGradcheck, ShapeOps) {
   EXPECT_GRADCHECK([](const Inputs& v) { return slice(v[0], -1, -3, -1); }, {x});
 }
 
+TEST(OpGradcheck, PermuteThatOnlyMovesUnitAxesIsAnAlias) {
+  Tensor x = random_input({2, 1, 3, 4}, 35);
+  Tensor y = permute(x, {0, 2, 1, 3});
+  EXPECT_EQ(y.shape(), (Shape{2, 3, 1, 4}));
+  EXPECT_EQ(y.to_vector(), x.to_vector());  // same memory order
+  EXPECT_GRADCHECK([](const Inputs& v) { return permute(v[0], {0, 2, 1, 3}); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return mul(permute(v[0], {2, 1, 0, 3}), 2.0); }, {x});
+}
+
 TEST(OpGradcheck, Concat) {
   Tensor a = random_input({2, 3}, 23), b = random_input({2, 1}, 24), c = random_input({2, 2}, 25);
   EXPECT_GRADCHECK([](const Inputs& v) { return concat({v[0], v[1], v[2]}, 1); }, {a, b, c});
