@@ -122,15 +122,19 @@ Tensor operator-(const Tensor& a) { return neg(a); }
 
 namespace {
 
-// Applies an xtensor function elementwise: f receives an xtensor view of x's values.
+// Applies a scalar function to every element. A plain loop on purpose: xtensor's SIMD
+// assignment mixes xsimd's and the standard library's versions of tanh, log, ... depending
+// on where a buffer starts in memory, which made results differ in the last bit from run
+// to run.
 template <class F>
 Tensor map_values(const Tensor& x, F f) {
   Tensor out = empty(x.shape(), x.dtype());
   dispatch(x.dtype(), [&](auto t) {
     using T = decltype(t);
-    auto view = xview<T>(x);
-    auto result = xview<T>(out);
-    result = f(view);
+    const T* src = x.data<T>();
+    T* dst = out.data<T>();
+    const std::int64_t n = x.numel();
+    for (std::int64_t i = 0; i < n; ++i) dst[i] = static_cast<T>(f(src[i]));
   });
   return out;
 }
@@ -138,7 +142,7 @@ Tensor map_values(const Tensor& x, F f) {
 }  // namespace
 
 Tensor neg(const Tensor& x) {
-  Tensor out = map_values(x, [](const auto& v) { return -v; });
+  Tensor out = map_values(x, [](auto v) { return -v; });
   return record("neg", out, {x}, [](const Tensor& g) -> std::vector<Tensor> { return {neg(g)}; });
 }
 
@@ -153,20 +157,20 @@ Tensor exp(const Tensor& x) {
 }
 
 Tensor log(const Tensor& x) {
-  Tensor out = map_values(x, [](const auto& v) { return xt::log(v); });
+  Tensor out = map_values(x, [](auto v) { return std::log(v); });
   Tensor x0 = x.detach();
   return record("log", out, {x}, [x0](const Tensor& g) -> std::vector<Tensor> { return {div(g, x0)}; });
 }
 
 Tensor sqrt(const Tensor& x) {
-  Tensor out = map_values(x, [](const auto& v) { return xt::sqrt(v); });
+  Tensor out = map_values(x, [](auto v) { return std::sqrt(v); });
   Tensor y = out.detach();  // d sqrt(x) = dx / (2 sqrt(x))
   return record("sqrt", out, {x},
                 [y](const Tensor& g) -> std::vector<Tensor> { return {div(mul(g, 0.5), y)}; });
 }
 
 Tensor tanh(const Tensor& x) {
-  Tensor out = map_values(x, [](const auto& v) { return xt::tanh(v); });
+  Tensor out = map_values(x, [](auto v) { return std::tanh(v); });
   Tensor y = out.detach();  // d tanh(x) = (1 - tanh(x)^2) dx
   return record("tanh", out, {x}, [y](const Tensor& g) -> std::vector<Tensor> {
     return {mul(g, add(neg(mul(y, y)), 1.0))};
@@ -174,21 +178,21 @@ Tensor tanh(const Tensor& x) {
 }
 
 Tensor sin(const Tensor& x) {
-  Tensor out = map_values(x, [](const auto& v) { return xt::sin(v); });
+  Tensor out = map_values(x, [](auto v) { return std::sin(v); });
   Tensor x0 = x.detach();
   return record("sin", out, {x},
                 [x0](const Tensor& g) -> std::vector<Tensor> { return {mul(g, cos(x0))}; });
 }
 
 Tensor cos(const Tensor& x) {
-  Tensor out = map_values(x, [](const auto& v) { return xt::cos(v); });
+  Tensor out = map_values(x, [](auto v) { return std::cos(v); });
   Tensor x0 = x.detach();
   return record("cos", out, {x},
                 [x0](const Tensor& g) -> std::vector<Tensor> { return {neg(mul(g, sin(x0)))}; });
 }
 
 Tensor pow(const Tensor& x, double exponent) {
-  Tensor out = map_values(x, [exponent](const auto& v) { return xt::pow(v, exponent); });
+  Tensor out = map_values(x, [exponent](auto v) { return std::pow(v, exponent); });
   Tensor x0 = x.detach();  // d x^p = p x^(p-1) dx
   return record("pow", out, {x}, [x0, exponent](const Tensor& g) -> std::vector<Tensor> {
     return {mul(g, mul(pow(x0, exponent - 1.0), exponent))};
