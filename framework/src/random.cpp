@@ -56,9 +56,10 @@ Rng Rng::fork(std::uint64_t stream) const {
 }
 
 std::string Rng::save_state() const {
-  std::string text = std::to_string(seed_);
-  for (auto word : state_) text += " " + std::to_string(word);
-  return text;
+  std::ostringstream text;
+  text << seed_;
+  for (auto word : state_) text << ' ' << word;
+  return text.str();
 }
 
 Rng Rng::from_state(const std::string& text) {
