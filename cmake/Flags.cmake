@@ -2,6 +2,9 @@
 # xtensor's types (XTENSOR_USE_XSIMD and the SIMD width change them).
 add_compile_options(-Wall -Wextra -Wpedantic)
 # Never -ffast-math: it reorders and drops operations that gradient checks depend on.
+# -fno-math-errno only stops sqrt and friends from setting errno, which nothing here reads;
+# it lets the compiler vectorise loops that call them (the optimiser's update).
+add_compile_options(-fno-math-errno)
 
 if(PE_ARCH STREQUAL "avx2")
   # xsimd 8's runtime detection misreports AVX on these machines, so the target is fixed at

@@ -69,8 +69,7 @@ Tensor SelfAttention::forward(const Tensor& x, const PositionalEncoding& encodin
     cache->values = v.detach();
   }
   // scores[b, h, i, j] = q_i . k_j / sqrt(D)
-  Tensor scores = ag::mul(ag::matmul(q, ag::transpose(k, 2, 3)),
-                          1.0 / std::sqrt(double(head_width)));
+  Tensor scores = ag::mul(ag::matmul_transposed(q, k), 1.0 / std::sqrt(double(head_width)));
   scores = encoding.bias(scores, q, offset, layer);
   if (causal)
     scores = ag::masked_fill(scores, causal_mask(q.size(2), k.size(2), offset, x.dtype()),

@@ -73,7 +73,7 @@ void sum_axes_into(const Tensor& x, const std::vector<bool>& reduced, Tensor& ou
     std::fill_n(dst, out.numel(), T(0));
     std::vector<std::int64_t> index(dim, 0);
     std::int64_t at = 0;
-    for (std::int64_t k = 0; k < x.numel(); ++k) {
+    for (std::int64_t k = 0, n = x.numel(); k < n; ++k) {
       dst[at] += src[k];
       for (std::size_t i = dim; i-- > 0;) {  // odometer increment of the input index
         at += out_stride[i];

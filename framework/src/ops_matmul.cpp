@@ -46,54 +46,70 @@ struct MatmulShape {
   bool shared_b;  // b is one [K, N] matrix for every batch
 };
 
-MatmulShape matmul_shape(const Tensor& a, const Tensor& b) {
-  check(a.dim() >= 2 && b.dim() >= 2, "matmul", "needs at least 2-d operands, got ",
-        shape_string(a.shape()), " @ ", shape_string(b.shape()));
-  const std::int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
-  check(b.size(-2) == K, "matmul", "inner sizes differ: ", shape_string(a.shape()), " @ ",
-        shape_string(b.shape()), " (", K, " vs ", b.size(-2), ")");
+// b_transposed: b holds [..., N, K] and the product is a @ b^T.
+MatmulShape matmul_shape(const char* op, const Tensor& a, const Tensor& b, bool b_transposed) {
+  check(a.dim() >= 2 && b.dim() >= 2, op, "needs at least 2-d operands, got ",
+        shape_string(a.shape()), " and ", shape_string(b.shape()));
+  const std::int64_t M = a.size(-2), K = a.size(-1);
+  const std::int64_t N = b_transposed ? b.size(-2) : b.size(-1);
+  const std::int64_t b_inner = b_transposed ? b.size(-1) : b.size(-2);
+  check(b_inner == K, op, "inner sizes differ: ", shape_string(a.shape()), " and ",
+        shape_string(b.shape()), " (", K, " vs ", b_inner, ")");
   const bool shared_b = b.dim() == 2;
   if (!shared_b)
     check(Shape(a.shape().begin(), a.shape().end() - 2) ==
               Shape(b.shape().begin(), b.shape().end() - 2),
-          "matmul", "batch dimensions differ: ", shape_string(a.shape()), " @ ",
+          op, "batch dimensions differ: ", shape_string(a.shape()), " and ",
           shape_string(b.shape()));
   std::int64_t batch = 1;
   for (std::int64_t i = 0; i + 2 < a.dim(); ++i) batch *= a.shape()[i];
   return {batch, M, K, N, shared_b};
 }
 
-}  // namespace
-
-Tensor matmul(const Tensor& a, const Tensor& b) {
-  check_same_dtype("matmul", a, b);
-  const MatmulShape s = matmul_shape(a, b);
+Tensor product(const char* op, const Tensor& a, const Tensor& b, bool bt) {
+  check_same_dtype(op, a, b);
+  const MatmulShape s = matmul_shape(op, a, b, bt);
   Shape out_shape(a.shape().begin(), a.shape().end() - 1);
   out_shape.push_back(s.N);
   Tensor out = empty(out_shape, a.dtype());
   // With a shared b, all batches stack into one tall product: [batch*M, K] @ [K, N].
   const std::int64_t batch = s.shared_b ? 1 : s.batch;
   const std::int64_t M = s.shared_b ? s.batch * s.M : s.M;
+  const std::int64_t stride_b = s.shared_b ? 0 : s.K * s.N;
   dispatch(a.dtype(), [&](auto t) {
     using T = decltype(t);
-    batched_gemm<T>(false, false, batch, M, s.N, s.K, a.data<T>(), M * s.K, b.data<T>(),
-                    s.K * s.N, out.data<T>(), M * s.N);
+    batched_gemm<T>(false, bt, batch, M, s.N, s.K, a.data<T>(), M * s.K, b.data<T>(), stride_b,
+                    out.data<T>(), M * s.N);
   });
   Tensor a0 = a.detach(), b0 = b.detach();
-  return record("matmul", out, {a, b}, [a0, b0, batch, M, s](const Tensor& g) -> std::vector<Tensor> {
+  return record(op, out, {a, b}, [a0, b0, batch, M, s, bt, stride_b](const Tensor& g) -> std::vector<Tensor> {
     Tensor ga = empty(a0.shape(), a0.dtype());
     Tensor gb = empty(b0.shape(), b0.dtype());
     dispatch(g.dtype(), [&](auto t) {
       using T = decltype(t);
-      // dA = dC B^T: [M, N] @ [N, K]
-      batched_gemm<T>(false, true, batch, M, s.K, s.N, g.data<T>(), M * s.N, b0.data<T>(),
-                      s.shared_b ? 0 : s.K * s.N, ga.data<T>(), M * s.K);
-      // dB = A^T dC: [K, M] @ [M, N]; for a shared b this sums over every stacked row.
-      batched_gemm<T>(true, false, batch, s.K, s.N, M, a0.data<T>(), M * s.K, g.data<T>(),
-                      M * s.N, gb.data<T>(), s.K * s.N);
+      const T *A = a0.data<T>(), *B = b0.data<T>(), *G = g.data<T>();
+      // dA = dC op(B)^T: for C = A B that is dC B^T; for C = A B^T it is dC B.
+      batched_gemm<T>(false, !bt, batch, M, s.K, s.N, G, M * s.N, B, stride_b, ga.data<T>(),
+                      M * s.K);
+      // For C = A B: dB = A^T dC [K, N]. For C = A B^T: dB = dC^T A [N, K].
+      // With a shared b, the stacked rows make this the sum over every batch.
+      if (!bt)
+        batched_gemm<T>(true, false, batch, s.K, s.N, M, A, M * s.K, G, M * s.N, gb.data<T>(),
+                        s.K * s.N);
+      else
+        batched_gemm<T>(true, false, batch, s.N, s.K, M, G, M * s.N, A, M * s.K, gb.data<T>(),
+                        s.K * s.N);
     });
     return {ga, gb};
   });
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) { return product("matmul", a, b, false); }
+
+Tensor matmul_transposed(const Tensor& a, const Tensor& b) {
+  return product("matmul_transposed", a, b, true);
 }
 
 }  // namespace ag

@@ -32,7 +32,7 @@ void SGD::step() {
       T* w = p.data<T>();
       const T* g = p.grad().data<T>();
       T* v = velocity_[i].data<T>();
-      for (std::int64_t k = 0; k < p.numel(); ++k) {
+      for (std::int64_t k = 0, n = p.numel(); k < n; ++k) {
         v[k] = T(momentum_) * v[k] + g[k] + T(weight_decay_) * w[k];
         w[k] -= T(lr) * v[k];
       }
@@ -69,7 +69,7 @@ void Adam::step() {
       const T b1 = T(beta1_), b2 = T(beta2_), step = T(lr / c1), root_c2 = T(std::sqrt(c2));
       const T decay = decoupled_ ? T(lr * weight_decay_) : T(0);
       const T l2 = decoupled_ ? T(0) : T(weight_decay_);
-      for (std::int64_t k = 0; k < p.numel(); ++k) {
+      for (std::int64_t k = 0, n = p.numel(); k < n; ++k) {
         const T grad = g[k] + l2 * w[k];
         m[k] = b1 * m[k] + (T(1) - b1) * grad;
         v[k] = b2 * v[k] + (T(1) - b2) * grad * grad;
@@ -98,9 +98,17 @@ void Adam::set_state(const State& state) {
 double clip_grad_norm(const std::vector<Tensor>& parameters, double max_norm) {
   check(max_norm > 0, "clip_grad_norm", "max_norm must be positive, got ", max_norm);
   double total = 0;
-  for (const Tensor& p : parameters)
-    if (p.grad().defined())
-      for (double g : p.grad().to_vector()) total += g * g;
+  for (const Tensor& p : parameters) {
+    if (!p.grad().defined()) continue;
+    const Tensor g = p.grad();
+    dispatch(g.dtype(), [&](auto t) {
+      using T = decltype(t);
+      const T* d = g.data<T>();
+      double sum = 0;  // in double: a float sum of 300k squares loses digits
+      for (std::int64_t k = 0, n = g.numel(); k < n; ++k) sum += double(d[k]) * double(d[k]);
+      total += sum;
+    });
+  }
   const double norm = std::sqrt(total);
   if (norm > max_norm) {
     const double scale = max_norm / (norm + 1e-6);
@@ -110,7 +118,7 @@ double clip_grad_norm(const std::vector<Tensor>& parameters, double max_norm) {
       dispatch(g.dtype(), [&](auto t) {
         using T = decltype(t);
         T* d = g.data<T>();
-        for (std::int64_t k = 0; k < g.numel(); ++k) d[k] *= T(scale);
+        for (std::int64_t k = 0, n = g.numel(); k < n; ++k) d[k] *= T(scale);
       });
     }
   }

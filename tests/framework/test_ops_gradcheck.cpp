@@ -98,6 +98,16 @@ TEST(OpGradcheck, MatmulWithSharedWeight) {
   EXPECT_GRADCHECK([](const Inputs& v) { return matmul(v[0], v[1]); }, {x, w});
 }
 
+TEST(OpGradcheck, MatmulTransposed) {
+  Tensor a = random_input({2, 3, 4}, 36), b = random_input({2, 5, 4}, 37), w = random_input({5, 4}, 38);
+  EXPECT_GRADCHECK([](const Inputs& v) { return matmul_transposed(v[0], v[1]); }, {a, b});
+  EXPECT_GRADCHECK([](const Inputs& v) { return matmul_transposed(v[0], v[1]); }, {a, w});
+  // The same values as transposing first.
+  const auto direct = matmul_transposed(a, b).to_vector();
+  const auto via_copy = matmul(a, transpose(b, 1, 2)).to_vector();
+  for (std::size_t i = 0; i < direct.size(); ++i) EXPECT_NEAR(direct[i], via_copy[i], 1e-12);
+}
+
 TEST(OpGradcheck, MatmulLargeUsesRandomDirections) {
   // 40 x 30 = 1200 elements is above full_limit, so directional checks run.
   Tensor a = random_input({40, 30}, 20), b = random_input({30, 20}, 21);

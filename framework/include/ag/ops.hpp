@@ -53,6 +53,9 @@ Tensor max(const Tensor& x, std::int64_t axis, bool keepdim = false);
 /// a: [..., M, K] @ b: [..., K, N] -> [..., M, N]. The batch dims must be equal, or b may be
 /// a plain [K, N] matrix shared by every batch (a Linear layer's weight).
 Tensor matmul(const Tensor& a, const Tensor& b);
+/// a: [..., M, K] @ b^T with b: [..., N, K] -> [..., M, N], without copying b into its
+/// transpose (attention's q k^T). The same batch rules as matmul.
+Tensor matmul_transposed(const Tensor& a, const Tensor& b);
 
 // --- shapes (results are contiguous copies unless said otherwise) ---------------------------
 /// Same values, new shape with the same element count; one entry may be -1. Shares storage.
