@@ -24,3 +24,11 @@ foreach(dir IN LISTS pe_chapter_dirs)
     add_subdirectory(chapters/${dir})
   endif()
 endforeach()
+
+# pe_register_encodings(chNN function): chapter NN's library defines `void pe::function()`,
+# which registers its encodings. The `pe` program calls every such function of the chapters
+# in the build (see experiments/CMakeLists.txt), so `pe list` shows exactly those.
+function(pe_register_encodings chapter function)
+  set_property(GLOBAL APPEND PROPERTY PE_ENCODING_CHAPTERS ${chapter})
+  set_property(GLOBAL APPEND PROPERTY PE_ENCODING_REGISTRARS ${function})
+endfunction()

@@ -1,0 +1,218 @@
+#include "commands.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "run.hpp"
+#include "table.hpp"
+
+namespace pe {
+
+namespace {
+
+// "key=value" pairs from repeated --option flags.
+std::map<std::string, std::string> parse_pairs(const std::vector<std::string>& pairs,
+                                               const char* flag) {
+  std::map<std::string, std::string> out;
+  for (const auto& pair : pairs) {
+    const auto eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw ag::Error(std::string(flag) + " expects key=value, got '" + pair + "'");
+    out[pair.substr(0, eq)] = pair.substr(eq + 1);
+  }
+  return out;
+}
+
+std::string default_run_name(const TrainConfig& c) {
+  return c.encoding + "-" + c.task + "-l" + std::to_string(c.model.layers) + "-h" +
+         std::to_string(c.model.heads) + "-s" + std::to_string(c.seed);
+}
+
+// The options every command that builds a model shares; defaults are the reference run.
+struct TrainFlags {
+  TrainConfig config;
+  std::vector<std::string> encoding_options, task_options;
+  std::vector<std::int64_t> eval_lengths;
+  std::string out;
+  bool no_figures = false, quiet = false;
+};
+
+void add_model_options(CLI::App& cmd, TrainFlags& f) {
+  TrainConfig& c = f.config;
+  cmd.add_option("--encoding,-e", c.encoding, "positional encoding (see pe list)")->capture_default_str();
+  cmd.add_option("--task,-t", c.task, "task (see pe list)")->capture_default_str();
+  cmd.add_option("--layers", c.model.layers, "decoder blocks")->capture_default_str()->check(CLI::Range(1, 64));
+  cmd.add_option("--heads", c.model.heads, "attention heads")->capture_default_str()->check(CLI::Range(1, 64));
+  cmd.add_option("--width", c.model.width, "model width C")->capture_default_str()->check(CLI::Range(1, 8192));
+  cmd.add_option("--ffn", c.model.ffn_width, "feed-forward width")->capture_default_str()->check(CLI::Range(1, 32768));
+  cmd.add_option("--length", c.length, "training sequence length T")->capture_default_str()->check(CLI::Range(2, 100000));
+  cmd.add_option("--batch", c.batch, "sequences per step B")->capture_default_str()->check(CLI::Range(1, 100000));
+  cmd.add_option("--steps", c.steps, "optimisation steps")->capture_default_str();
+  cmd.add_option("--warmup", c.warmup, "linear warm-up steps")->capture_default_str();
+  cmd.add_option("--lr", c.lr, "peak learning rate")->capture_default_str();
+  cmd.add_option("--weight-decay", c.weight_decay, "AdamW weight decay")->capture_default_str();
+  cmd.add_option("--clip", c.clip, "max gradient norm")->capture_default_str();
+  cmd.add_option("--seed", c.seed, "random seed (weights and data)")->capture_default_str();
+  cmd.add_option("--eval-every", c.eval_every, "steps between evaluations")->capture_default_str();
+  cmd.add_option("--eval-sequences", c.eval_sequences, "held-out sequences")->capture_default_str();
+  cmd.add_option("--max-length", c.max_length, "longest length the encoding must handle (0: --length)")->capture_default_str();
+  cmd.add_option("--option,-o", f.encoding_options, "encoding option key=value (repeatable)");
+  cmd.add_option("--task-option", f.task_options, "task option key=value (repeatable)");
+}
+
+TrainConfig finish_config(TrainFlags& f) {
+  TrainConfig c = f.config;
+  c.encoding_options = parse_pairs(f.encoding_options, "--option");
+  c.task_options = parse_pairs(f.task_options, "--task-option");
+  return c;
+}
+
+void print_evaluations(const std::map<std::int64_t, Evaluation>& results) {
+  std::printf("%8s  %9s  %8s  %8s\n", "length", "accuracy", "loss", "tokens");
+  for (const auto& [length, e] : results)
+    std::printf("%8ld  %9.4f  %8.4f  %8ld\n", long(length), e.accuracy, e.loss, long(e.scored));
+}
+
+}  // namespace
+
+void add_list_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("list", "encodings and tasks in this build");
+  cmd->callback([] {
+    std::printf("encodings:\n");
+    for (const auto& entry : registered_encodings()) {
+      std::printf("  %-12s chapter %s: %s\n", entry.name.c_str(), entry.chapter.c_str(),
+                  entry.description.c_str());
+      if (!entry.option_names.empty()) {
+        std::string names;
+        for (const auto& o : entry.option_names) names += " " + o;
+        std::printf("  %-12s options:%s\n", "", names.c_str());
+      }
+    }
+    std::printf("tasks:\n");
+    for (const auto& name : task_names())
+      std::printf("  %-12s %s\n", name.c_str(), make_task(name)->description().c_str());
+  });
+}
+
+void add_train_command(CLI::App& app) {
+  auto flags = std::make_shared<TrainFlags>();
+  auto* cmd = app.add_subcommand("train", "train one model; writes JSON, CSV, a checkpoint and figures");
+  add_model_options(*cmd, *flags);
+  cmd->add_option("--eval-lengths", flags->eval_lengths, "lengths for the final evaluation (default: --length)")->delimiter(',');
+  cmd->add_option("--out", flags->out, "output folder (default results/<encoding>-<task>-l<layers>-h<heads>-s<seed>)");
+  cmd->add_flag("--no-figures", flags->no_figures, "skip the PNG figures");
+  cmd->add_flag("--quiet,-q", flags->quiet, "no progress output");
+  cmd->callback([flags] {
+    TrainConfig config = finish_config(*flags);
+    RunOptions options;
+    options.out_dir = flags->out.empty() ? "results/" + default_run_name(config) : flags->out;
+    options.eval_lengths = flags->eval_lengths;
+    options.progress = !flags->quiet;
+    options.figures = !flags->no_figures;
+    const RunSummary summary = run_training(config, options);
+    print_evaluations(summary.final);
+    std::printf("trained in %.1f s; results in %s/\n", summary.train_seconds, summary.out_dir.c_str());
+  });
+}
+
+void add_eval_command(CLI::App& app) {
+  struct Flags {
+    std::string checkpoint;
+    std::vector<std::int64_t> lengths;
+    std::int64_t sequences = 0;
+    bool json = false;
+  };
+  auto flags = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand("eval", "accuracy of a trained model at given lengths");
+  cmd->add_option("checkpoint", flags->checkpoint, "checkpoint.agt written by pe train")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--lengths,-l", flags->lengths, "comma-separated lengths (default: the training length)")->delimiter(',');
+  cmd->add_option("--sequences", flags->sequences, "held-out sequences per length (default: the run's)");
+  cmd->add_flag("--json", flags->json, "print JSON instead of a table");
+  cmd->callback([flags] {
+    auto trainer = Trainer::resume(flags->checkpoint);
+    std::vector<std::int64_t> lengths = flags->lengths;
+    if (lengths.empty()) lengths.push_back(trainer->config().length);
+    for (auto length : lengths)
+      ag::check(length >= trainer->task().min_length(), "eval", "length ", length,
+                " is shorter than the task's minimum ", trainer->task().min_length());
+    const auto results = evaluate_lengths(
+        *trainer, lengths, flags->sequences ? flags->sequences : trainer->config().eval_sequences);
+    if (!flags->json) return print_evaluations(results);
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [length, e] : results)
+      out[std::to_string(length)] = {{"accuracy", e.accuracy}, {"loss", e.loss}, {"scored_tokens", e.scored}};
+    std::cout << out.dump(2) << "\n";
+  });
+}
+
+void add_heatmap_command(CLI::App& app) {
+  struct Flags {
+    std::string checkpoint, out;
+    std::int64_t length = 0;
+  };
+  auto flags = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand("heatmap", "attention of a trained model on a held-out sequence");
+  cmd->add_option("checkpoint", flags->checkpoint, "checkpoint.agt written by pe train")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--out", flags->out, "PNG file to write")->required();
+  cmd->add_option("--length", flags->length, "sequence length (default: the training length)");
+  cmd->callback([flags] {
+    auto trainer = Trainer::resume(flags->checkpoint);
+    write_attention_figure(*trainer, flags->length ? flags->length : trainer->config().length, flags->out);
+    std::printf("wrote %s\n", flags->out.c_str());
+  });
+}
+
+void add_inspect_command(CLI::App& app) {
+  struct Flags {
+    std::string encoding;
+    std::int64_t length = 32, dim = 64, heads = 1;
+    std::vector<std::string> options;
+    bool json = false;
+  };
+  auto flags = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand("inspect", "an encoding's own quantities as JSON");
+  cmd->add_option("encoding", flags->encoding, "encoding name (see pe list)")->required();
+  cmd->add_option("--length", flags->length, "positions")->capture_default_str()->check(CLI::Range(1, 100000));
+  cmd->add_option("--dim", flags->dim, "model width C")->capture_default_str()->check(CLI::Range(1, 65536));
+  cmd->add_option("--heads", flags->heads, "attention heads")->capture_default_str()->check(CLI::Range(1, 1024));
+  cmd->add_option("--option,-o", flags->options, "encoding option key=value (repeatable)");
+  cmd->add_flag("--json", flags->json, "print JSON (the only format so far)");
+  cmd->callback([flags] {
+    EncodingSpec spec;
+    spec.model.width = flags->dim;
+    spec.model.heads = flags->heads;
+    ag::check(flags->dim % flags->heads == 0, "inspect", "--dim ", flags->dim,
+              " is not divisible by --heads ", flags->heads);
+    spec.max_length = flags->length;
+    spec.options = parse_pairs(flags->options, "--option");
+    ag::Rng rng(0);
+    auto encoding = make_encoding(flags->encoding, spec, rng);
+    nlohmann::json out = {{"encoding", flags->encoding},
+                          {"length", flags->length},
+                          {"dim", flags->dim},
+                          {"heads", flags->heads},
+                          {"options", spec.options}};
+    for (const auto& [name, tensor] : encoding->inspect(flags->length)) {
+      out[name] = {{"shape", tensor.shape()}, {"values", tensor.to_vector()}};
+    }
+    std::cout << out.dump() << "\n";
+  });
+}
+
+void add_table_command(CLI::App& app) {
+  auto flags = std::make_shared<TableOptions>();
+  auto* cmd = app.add_subcommand("table", "every encoding in the build on the reference tasks");
+  cmd->add_option("--steps", flags->steps, "steps per run")->capture_default_str();
+  cmd->add_option("--seed", flags->seed, "seed of every run")->capture_default_str();
+  cmd->add_option("--out", flags->out_dir, "output folder")->capture_default_str();
+  cmd->add_option("--encodings", flags->encodings, "only these encodings (default: all)")->delimiter(',');
+  cmd->add_option("--tasks", flags->tasks, "tasks")->delimiter(',')->capture_default_str();
+  cmd->add_option("--layers", flags->layers, "layer counts to run")->delimiter(',')->capture_default_str();
+  cmd->add_flag("--fast", flags->fast, "a quick version: fewer steps and held-out sequences");
+  cmd->callback([flags] { run_table(*flags); });
+}
+
+}  // namespace pe

@@ -1,0 +1,14 @@
+// The subcommands of `pe`, one function each, so that pe.cpp reads as a table of contents.
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace pe {
+
+void add_list_command(CLI::App& app);
+void add_train_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
+void add_heatmap_command(CLI::App& app);
+void add_inspect_command(CLI::App& app);
+void add_table_command(CLI::App& app);
+
+}  // namespace pe

@@ -1,0 +1,54 @@
+// The `pe` command: train, evaluate and look inside the encodings of this build.
+//
+//   pe list                               encodings and tasks in this build
+//   pe train [options]                    one run; writes results/<name>/ (see run.hpp)
+//   pe eval CHECKPOINT --lengths 32,64    accuracy of a trained model at given lengths
+//   pe heatmap CHECKPOINT --out FILE.png  attention of a trained model on a held-out sequence
+//   pe inspect ENCODING --json            an encoding's own quantities (see each chapter)
+//   pe table                              every encoding on the reference tasks
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "chapter_registry.hpp"
+#include "commands.hpp"
+
+int main(int argc, char** argv) {
+  pe::register_chapter_encodings();
+  CLI::App app{"pe: positional encodings, trained and inspected"};
+  app.require_subcommand(1);
+  pe::add_list_command(app);
+  pe::add_train_command(app);
+  pe::add_eval_command(app);
+  pe::add_heatmap_command(app);
+  pe::add_inspect_command(app);
+  pe::add_table_command(app);
+  // CLI11 reads an unknown first word as a stray argument; say plainly what it is.
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string word = argv[1];
+    std::string known;
+    bool found = false;
+    for (const auto* sub : app.get_subcommands({})) {
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+      found = found || sub->get_name() == word;
+    }
+    if (!found) {
+      std::cerr << "pe: unknown command '" << word << "' (expected one of: " << known << ")\n";
+      return 2;
+    }
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line, not CLI11's usage dump: the error and where to look.
+    std::cerr << "pe: " << e.what() << " (see pe --help)\n";
+    return e.get_exit_code() ? e.get_exit_code() : 2;
+  } catch (const std::exception& e) {
+    std::cerr << "pe: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

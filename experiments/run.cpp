@@ -1,0 +1,165 @@
+#include "run.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "plot.hpp"
+#include "progress.hpp"
+
+#ifndef PE_GIT_COMMIT
+#define PE_GIT_COMMIT "unknown"
+#endif
+#ifndef PE_BUILD_TYPE
+#define PE_BUILD_TYPE "unknown"
+#endif
+#ifndef PE_ARCH_NAME
+#define PE_ARCH_NAME "unknown"
+#endif
+
+namespace pe {
+
+std::map<std::string, std::string> build_versions() {
+  return {{"git_commit", PE_GIT_COMMIT},
+          {"compiler", std::string("g++ ") + __VERSION__},
+          {"build_type", PE_BUILD_TYPE},
+          {"simd", PE_ARCH_NAME}};
+}
+
+std::map<std::int64_t, Evaluation> evaluate_lengths(Trainer& trainer,
+                                                    const std::vector<std::int64_t>& lengths,
+                                                    std::int64_t sequences) {
+  std::map<std::int64_t, Evaluation> results;
+  for (auto length : lengths) results[length] = trainer.evaluate(length, sequences);
+  return results;
+}
+
+void write_attention_figure(Trainer& trainer, std::int64_t length, const std::string& png_path) {
+  const Batch sample = trainer.task().held_out(1, length, trainer.config().seed);
+  Decoder& model = trainer.model();
+  model.capture_attention(true);
+  {
+    ag::NoGradGuard no_grad;
+    model.forward(sample.inputs);
+  }
+  model.capture_attention(false);
+  std::vector<Heatmap> panels;
+  const auto weights = model.attention_weights();  // per layer [1, H, T, T]
+  for (std::size_t layer = 0; layer < weights.size(); ++layer)
+    for (std::int64_t h = 0; h < weights[layer].size(1); ++h) {
+      Heatmap panel = heatmap_from(ag::slice(ag::slice(weights[layer], 1, h, h + 1), 0, 0, 1));
+      panel.title = "layer " + std::to_string(layer + 1) + ", head " + std::to_string(h + 1);
+      panel.range = std::make_pair(0.0, 1.0);
+      panels.push_back(panel);
+    }
+  const TrainConfig& c = trainer.config();
+  write_heatmaps(png_path, panels,
+                 "attention: " + c.encoding + " on " + c.task + " (" +
+                     std::to_string(trainer.steps_done()) + " steps)");
+}
+
+namespace {
+
+nlohmann::json history_json(const std::vector<HistoryPoint>& history) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& h : history)
+    rows.push_back({{"step", h.step},
+                    {"train_loss", h.train_loss},
+                    {"lr", h.lr},
+                    {"eval_accuracy", h.eval_accuracy},
+                    {"eval_loss", h.eval_loss},
+                    {"seconds", h.seconds}});
+  return rows;
+}
+
+void write_csv(const std::string& path, const std::vector<HistoryPoint>& history) {
+  std::ofstream out(path);
+  ag::check(out.good(), "run", "cannot write '", path, "'");
+  out << "step,train_loss,lr,eval_accuracy,eval_loss,seconds\n";
+  for (const auto& h : history)
+    out << h.step << ',' << h.train_loss << ',' << h.lr << ',' << h.eval_accuracy << ','
+        << h.eval_loss << ',' << h.seconds << '\n';
+}
+
+void write_curves(const std::string& path, const Trainer& trainer) {
+  Series loss{"training loss", {}, {}}, accuracy{"held-out accuracy", {}, {}};
+  for (const auto& h : trainer.history()) {
+    loss.x.push_back(double(h.step));
+    loss.y.push_back(h.train_loss);
+    accuracy.x.push_back(double(h.step));
+    accuracy.y.push_back(h.eval_accuracy);
+  }
+  const TrainConfig& c = trainer.config();
+  const std::string name = c.encoding + " on " + c.task;
+  const std::string stem = path.substr(0, path.size() - 4);
+  write_line_plot(stem + "-loss.png", {loss}, "training loss: " + name, "step", "cross-entropy",
+                  true);
+  write_line_plot(path, {accuracy}, "held-out token accuracy: " + name, "step", "accuracy", false,
+                  std::make_pair(0.0, 1.0));
+}
+
+}  // namespace
+
+RunSummary run_training(const TrainConfig& config, const RunOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  std::error_code error;
+  std::filesystem::create_directories(options.out_dir, error);
+  ag::check(!error, "run", "cannot create the output folder '", options.out_dir, "' (",
+            error.message(), ")");
+
+  Trainer trainer(config);
+  const std::string label = config.encoding + "/" + config.task;
+  Progress progress(label, config.steps);
+  if (options.progress)
+    trainer.on_step = [&](std::int64_t step, double loss) {
+      char status[64];
+      std::snprintf(status, sizeof status, "loss %.4f", loss);
+      progress.update(step, status);
+    };
+  trainer.train([&](const HistoryPoint& h) {
+    if (!options.progress) return;
+    char text[160];
+    std::snprintf(text, sizeof text, "step %5ld  loss %.4f  held-out accuracy %.4f  %.1fs",
+                  long(h.step), h.train_loss, h.eval_accuracy, h.seconds);
+    progress.line(text);
+  });
+  progress.finish();
+
+  RunSummary summary;
+  summary.out_dir = options.out_dir;
+  std::vector<std::int64_t> lengths = options.eval_lengths;
+  if (lengths.empty()) lengths.push_back(config.length);
+  summary.final = evaluate_lengths(trainer, lengths, config.eval_sequences);
+  summary.train_seconds = trainer.seconds();
+
+  const std::string dir = options.out_dir + "/";
+  trainer.save(dir + "checkpoint.agt");
+  write_csv(dir + "history.csv", trainer.history());
+  if (options.figures) {
+    write_attention_figure(trainer, config.length, dir + "attention.png");
+    write_curves(dir + "curves.png", trainer);
+  }
+  summary.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+
+  nlohmann::json final_json = nlohmann::json::object();
+  for (const auto& [length, eval] : summary.final)
+    final_json[std::to_string(length)] = {
+        {"accuracy", eval.accuracy}, {"loss", eval.loss}, {"scored_tokens", eval.scored}};
+  nlohmann::json run = {{"config", nlohmann::json::parse(config_to_json(config))},
+                        {"seed", config.seed},
+                        {"parameters", trainer.model().parameter_count()},
+                        {"versions", build_versions()},
+                        {"history", history_json(trainer.history())},
+                        {"final", final_json},
+                        {"train_seconds", summary.train_seconds},
+                        {"wall_seconds", summary.wall_seconds}};
+  std::ofstream out(dir + "run.json");
+  ag::check(out.good(), "run", "cannot write '", dir, "run.json'");
+  out << run.dump(2) << '\n';
+  return summary;
+}
+
+}  // namespace pe

@@ -1,0 +1,45 @@
+// One training run from start to finish, with everything it leaves behind in its folder:
+//   run.json       configuration, seed, versions, metrics over steps, final accuracy per
+//                  length, wall time
+//   history.csv    the same metrics as a table
+//   checkpoint.agt the trained model, optimiser and data streams (pe eval reads it)
+//   attention.png  attention weights of every layer and head on one held-out sequence
+//   curves.png     training loss and held-out accuracy over steps
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "trainer.hpp"
+
+namespace pe {
+
+struct RunOptions {
+  std::string out_dir;                     ///< created if missing
+  std::vector<std::int64_t> eval_lengths;  ///< final accuracy at each; empty: the train length
+  bool progress = true;                    ///< a progress bar (terminal) or plain lines (logs)
+  bool figures = true;
+};
+
+struct RunSummary {
+  std::string out_dir;
+  std::map<std::int64_t, Evaluation> final;  ///< by evaluation length
+  double train_seconds = 0, wall_seconds = 0;
+};
+
+RunSummary run_training(const TrainConfig& config, const RunOptions& options);
+
+/// Heatmaps of a model's attention on one held-out sequence of the given length: one panel
+/// per layer and head.
+void write_attention_figure(Trainer& trainer, std::int64_t length, const std::string& png_path);
+
+/// Accuracy at each length on the held-out set.
+std::map<std::int64_t, Evaluation> evaluate_lengths(Trainer& trainer,
+                                                    const std::vector<std::int64_t>& lengths,
+                                                    std::int64_t sequences);
+
+/// What built this program (git commit at configure time, compiler, build type, SIMD target).
+std::map<std::string, std::string> build_versions();
+
+}  // namespace pe

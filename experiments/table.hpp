@@ -1,0 +1,24 @@
+// `pe table`: every encoding in the build on the reference tasks, as a markdown table and
+// JSON. The chapters and the docs quote this table.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pe {
+
+struct TableOptions {
+  std::int64_t steps = 1500;
+  std::uint64_t seed = 1;
+  std::string out_dir = "results/table";
+  std::vector<std::string> encodings;  ///< empty: every registered encoding
+  std::vector<std::string> tasks{"shiftk", "alternating"};
+  std::vector<std::int64_t> layers{1};
+  bool fast = false;  ///< fewer steps and held-out sequences, for a first look
+};
+
+/// Runs every (encoding, task, layers) combination with the reference model, writes
+/// out_dir/table.md and out_dir/table.json and each run's folder, and prints the table.
+void run_table(const TableOptions& options);
+
+}  // namespace pe

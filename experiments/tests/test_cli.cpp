@@ -1,0 +1,123 @@
+// The `pe` command line, run as a reader would run it: good commands leave their files,
+// bad ones print one line and exit non-zero, and nothing crashes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#ifndef PE_BINARY
+#error "PE_BINARY must name the pe executable"
+#endif
+
+namespace {
+
+struct Outcome {
+  int exit_code;  // -1 when the process died from a signal (a crash)
+  std::string output;
+  int lines() const { return int(std::count(output.begin(), output.end(), '\n')); }
+};
+
+Outcome run(const std::string& args) {
+  const std::string command = std::string(PE_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return {-2, "popen failed"};
+  Outcome outcome{0, ""};
+  std::array<char, 4096> buffer;
+  while (std::fgets(buffer.data(), buffer.size(), pipe)) outcome.output += buffer.data();
+  const int status = pclose(pipe);
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return outcome;
+}
+
+std::string temp_dir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "pe_cli_" + name;
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+const char* kTinyRun =
+    "train --width 16 --ffn 32 --length 8 --batch 4 --steps 4 --warmup 1 --eval-every 2 "
+    "--eval-sequences 8 --quiet";
+
+void expect_one_line_error(const Outcome& o, const std::string& fragment) {
+  EXPECT_GT(o.exit_code, 0) << o.output;
+  EXPECT_EQ(o.lines(), 1) << o.output;
+  EXPECT_NE(o.output.find(fragment), std::string::npos) << o.output;
+}
+
+}  // namespace
+
+TEST(Cli, ListNamesEncodingsAndTasks) {
+  const Outcome o = run("list");
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("none"), std::string::npos);
+  EXPECT_NE(o.output.find("shiftk"), std::string::npos);
+  EXPECT_NE(o.output.find("alternating"), std::string::npos);
+}
+
+TEST(Cli, TrainWritesEverythingAndEvalReadsTheCheckpoint) {
+  const std::string dir = temp_dir("train");
+  const Outcome o = run(std::string(kTinyRun) + " --out " + dir);
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  for (const char* file : {"run.json", "history.csv", "checkpoint.agt", "attention.png", "curves.png"})
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + file)) << file;
+  std::ifstream json_file(dir + "/run.json");
+  const auto run_json = nlohmann::json::parse(json_file);
+  EXPECT_EQ(run_json["config"]["steps"], 4);
+  EXPECT_EQ(run_json["history"].size(), 2u);
+  EXPECT_TRUE(run_json["final"].contains("8"));
+  EXPECT_TRUE(run_json["versions"].contains("compiler"));
+
+  const Outcome eval = run("eval " + dir + "/checkpoint.agt --lengths 8,12 --json");
+  ASSERT_EQ(eval.exit_code, 0) << eval.output;
+  const auto accuracies = nlohmann::json::parse(eval.output);
+  EXPECT_TRUE(accuracies.contains("8") && accuracies.contains("12"));
+
+  const Outcome heat = run("heatmap " + dir + "/checkpoint.agt --out " + dir + "/h.png");
+  EXPECT_EQ(heat.exit_code, 0) << heat.output;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/h.png"));
+}
+
+TEST(Cli, InspectPrintsJson) {
+  const Outcome o = run("inspect none --json --length 4 --dim 8");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  const auto j = nlohmann::json::parse(o.output);
+  EXPECT_EQ(j["encoding"], "none");
+  EXPECT_EQ(j["length"], 4);
+}
+
+TEST(Cli, BadCommandLinesGetOneLineErrors) {
+  expect_one_line_error(run(""), "subcommand");
+  expect_one_line_error(run("frobnicate"), "frobnicate");
+  expect_one_line_error(run("train --bogus 3"), "bogus");
+  expect_one_line_error(run("train --steps abc"), "abc");
+  expect_one_line_error(run("train --heads 0"), "heads");
+  expect_one_line_error(run(std::string(kTinyRun) + " --encoding nonsense"), "nonsense");
+  expect_one_line_error(run(std::string(kTinyRun) + " --task nonsense"), "nonsense");
+  expect_one_line_error(run(std::string(kTinyRun) + " --heads 3"), "divisible");
+  expect_one_line_error(run(std::string(kTinyRun) + " --option base"), "key=value");
+  expect_one_line_error(run("inspect nonsense --json"), "nonsense");
+  expect_one_line_error(run("inspect none --option base=10"), "base");
+}
+
+TEST(Cli, BadFilesGetOneLineErrors) {
+  expect_one_line_error(run("eval /nonexistent/checkpoint.agt"), "/nonexistent/checkpoint.agt");
+  const std::string dir = temp_dir("badfiles");
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/junk.agt") << "this is not a checkpoint";
+  expect_one_line_error(run("eval " + dir + "/junk.agt"), "not a tensor file");
+  // A real checkpoint with one byte flipped.
+  const Outcome train = run(std::string(kTinyRun) + " --no-figures --out " + dir + "/run");
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  std::fstream file(dir + "/run/checkpoint.agt", std::ios::in | std::ios::out | std::ios::binary);
+  file.seekp(200);
+  file.put('\x7f');
+  file.close();
+  expect_one_line_error(run("eval " + dir + "/run/checkpoint.agt"), "corrupt");
+  expect_one_line_error(run("train --width 16 --ffn 32 --steps 1 --quiet --out /proc/forbidden/x"),
+                        "/proc/forbidden/x");
+}
