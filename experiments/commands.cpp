@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "plot.hpp"
 #include "run.hpp"
 #include "table.hpp"
 
@@ -36,7 +37,7 @@ struct TrainFlags {
   TrainConfig config;
   std::vector<std::string> encoding_options, task_options;
   std::vector<std::int64_t> eval_lengths;
-  std::string out;
+  std::string out, resume;
   bool no_figures = false, quiet = false;
 };
 
@@ -105,9 +106,17 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--out", flags->out, "output folder (default results/<encoding>-<task>-l<layers>-h<heads>-s<seed>)");
   cmd->add_flag("--no-figures", flags->no_figures, "skip the PNG figures");
   cmd->add_flag("--quiet,-q", flags->quiet, "no progress output");
-  cmd->callback([flags] {
+  cmd->add_option("--resume", flags->resume,
+                  "continue the run saved in this checkpoint (model options come from it; "
+                  "--steps sets the new total)")->check(CLI::ExistingFile);
+  cmd->callback([flags, cmd] {
     TrainConfig config = finish_config(*flags);
     RunOptions options;
+    if (!flags->resume.empty()) {
+      options.resume_from = flags->resume;
+      if (cmd->count("--steps")) options.total_steps = config.steps;
+      ag::check(!flags->out.empty(), "train", "--resume needs --out (a folder for the continued run)");
+    }
     options.out_dir = flags->out.empty() ? "results/" + default_run_name(config) : flags->out;
     options.eval_lengths = flags->eval_lengths;
     options.progress = !flags->quiet;
@@ -124,9 +133,11 @@ void add_eval_command(CLI::App& app) {
     std::vector<std::int64_t> lengths;
     std::int64_t sequences = 0;
     bool json = false;
+    std::string plot;
   };
   auto flags = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand("eval", "accuracy of a trained model at given lengths");
+  cmd->add_option("--plot", flags->plot, "also draw accuracy against length into this PNG");
   cmd->add_option("checkpoint", flags->checkpoint, "checkpoint.agt written by pe train")->required()->check(CLI::ExistingFile);
   cmd->add_option("--lengths,-l", flags->lengths, "comma-separated lengths (default: the training length)")->delimiter(',');
   cmd->add_option("--sequences", flags->sequences, "held-out sequences per length (default: the run's)");
@@ -140,6 +151,16 @@ void add_eval_command(CLI::App& app) {
                 " is shorter than the task's minimum ", trainer->task().min_length());
     const auto results = evaluate_lengths(
         *trainer, lengths, flags->sequences ? flags->sequences : trainer->config().eval_sequences);
+    if (!flags->plot.empty()) {
+      const TrainConfig& c = trainer->config();
+      Series series{c.encoding + " on " + c.task + " (trained at " + std::to_string(c.length) + ")", {}, {}};
+      for (const auto& [length, e] : results) {
+        series.x.push_back(double(length));
+        series.y.push_back(e.accuracy);
+      }
+      write_line_plot(flags->plot, {series}, "held-out accuracy against sequence length",
+                      "sequence length", "accuracy", false, std::make_pair(0.0, 1.0));
+    }
     if (!flags->json) return print_evaluations(results);
     nlohmann::json out = nlohmann::json::object();
     for (const auto& [length, e] : results)

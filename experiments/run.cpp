@@ -1,6 +1,7 @@
 #include "run.hpp"
 
 #include <chrono>
+#include <memory>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -102,14 +103,20 @@ void write_curves(const std::string& path, const Trainer& trainer) {
 
 }  // namespace
 
-RunSummary run_training(const TrainConfig& config, const RunOptions& options) {
+RunSummary run_training(const TrainConfig& requested, const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   std::error_code error;
   std::filesystem::create_directories(options.out_dir, error);
   ag::check(!error, "run", "cannot create the output folder '", options.out_dir, "' (",
             error.message(), ")");
 
-  Trainer trainer(config);
+  std::unique_ptr<Trainer> resumed;
+  if (!options.resume_from.empty()) {
+    resumed = Trainer::resume(options.resume_from);
+    if (options.total_steps > 0) resumed->extend_to(options.total_steps);
+  }
+  Trainer& trainer = resumed ? *resumed : *(resumed = std::make_unique<Trainer>(requested));
+  const TrainConfig& config = trainer.config();
   const std::string label = config.encoding + "/" + config.task;
   Progress progress(label, config.steps);
   if (options.progress)

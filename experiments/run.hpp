@@ -20,6 +20,10 @@ struct RunOptions {
   std::vector<std::int64_t> eval_lengths;  ///< final accuracy at each; empty: the train length
   bool progress = true;                    ///< a progress bar (terminal) or plain lines (logs)
   bool figures = true;
+  /// Continue a saved run instead of starting one (the config passed is then ignored).
+  std::string resume_from;
+  /// With resume_from: train until this many steps in all (0: the saved run's total).
+  std::int64_t total_steps = 0;
 };
 
 struct RunSummary {
@@ -28,6 +32,7 @@ struct RunSummary {
   double train_seconds = 0, wall_seconds = 0;
 };
 
+/// Trains (or resumes) a run, then writes the files above into options.out_dir.
 RunSummary run_training(const TrainConfig& config, const RunOptions& options);
 
 /// Heatmaps of a model's attention on one held-out sequence of the given length: one panel

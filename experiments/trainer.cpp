@@ -179,6 +179,12 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string& checkpoint) {
   return trainer;
 }
 
+void Trainer::extend_to(std::int64_t total_steps) {
+  ag::check(total_steps >= steps_done_, "Trainer", "cannot train to ", total_steps,
+            " steps: the run has done ", steps_done_, " already");
+  config_.steps = total_steps;
+}
+
 std::string config_to_json(const TrainConfig& c) {
   nlohmann::json j = {
       {"task", c.task},

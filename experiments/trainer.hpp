@@ -66,6 +66,9 @@ class Trainer {
   std::function<void(std::int64_t, double)> on_step;
 
   void save(const std::string& checkpoint) const;
+  /// Sets the run's total number of steps (at least the steps done). The learning-rate
+  /// schedule follows the new total, so only an unchanged total continues exactly.
+  void extend_to(std::int64_t total_steps);
 
   double learning_rate(std::int64_t step) const;
   const TrainConfig& config() const { return config_; }

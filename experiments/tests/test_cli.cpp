@@ -80,6 +80,23 @@ TEST(Cli, TrainWritesEverythingAndEvalReadsTheCheckpoint) {
   const Outcome heat = run("heatmap " + dir + "/checkpoint.agt --out " + dir + "/h.png");
   EXPECT_EQ(heat.exit_code, 0) << heat.output;
   EXPECT_TRUE(std::filesystem::exists(dir + "/h.png"));
+
+  const Outcome plot = run("eval " + dir + "/checkpoint.agt --lengths 8,16,24 --plot " + dir + "/len.png");
+  EXPECT_EQ(plot.exit_code, 0) << plot.output;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/len.png"));
+}
+
+TEST(Cli, ResumeContinuesASavedRun) {
+  const std::string dir = temp_dir("resume");
+  ASSERT_EQ(run(std::string(kTinyRun) + " --no-figures --out " + dir + "/a").exit_code, 0);
+  const Outcome more = run("train --resume " + dir + "/a/checkpoint.agt --steps 6 --quiet --no-figures --out " + dir + "/b");
+  ASSERT_EQ(more.exit_code, 0) << more.output;
+  std::ifstream json_file(dir + "/b/run.json");
+  const auto run_json = nlohmann::json::parse(json_file);
+  EXPECT_EQ(run_json["config"]["steps"], 6);
+  EXPECT_EQ(run_json["history"].back()["step"], 6);
+  expect_one_line_error(run("train --resume " + dir + "/a/checkpoint.agt --steps 2 --quiet --out " + dir + "/c"),
+                        "done 4");
 }
 
 TEST(Cli, InspectPrintsJson) {
