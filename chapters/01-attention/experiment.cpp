@@ -9,6 +9,7 @@
 #include <string>
 
 #include "decoder.hpp"
+#include "permutation.hpp"
 
 using ag::Tensor;
 
@@ -40,20 +41,6 @@ Tensor encode(pe::Decoder& model, const std::vector<std::int64_t>& words) {
   return model.hidden_states({words, {1, static_cast<std::int64_t>(words.size())}}).back();
 }
 
-// Row i of the result is row order[i] of x [1, T, C].
-Tensor reorder(const Tensor& x, const std::vector<std::int64_t>& order) {
-  std::vector<Tensor> rows;
-  for (auto i : order) rows.push_back(ag::slice(x, 1, i, i + 1));
-  return ag::concat(rows, 1);
-}
-
-double max_difference(const Tensor& a, const Tensor& b) {
-  const auto va = a.to_vector(), vb = b.to_vector();
-  double worst = 0;
-  for (std::size_t i = 0; i < va.size(); ++i) worst = std::max(worst, std::abs(va[i] - vb[i]));
-  return worst;
-}
-
 double max_abs(const Tensor& a) {
   double worst = 0;
   for (double v : a.to_vector()) worst = std::max(worst, std::abs(v));
@@ -71,7 +58,7 @@ void compare_sentences(bool causal, std::uint64_t seed) {
   Tensor a = encode(model, dog_bites_man);
   Tensor b = encode(model, man_bites_dog);
   // "man bites dog" is "dog bites man" read in the order 2, 1, 0.
-  const double diff = max_difference(reorder(a, {2, 1, 0}), b);
+  const double diff = pe::max_abs_difference(pe::reorder_positions(a, {2, 1, 0}), b);
   std::cout << std::left << std::setw(16) << (causal ? "causal mask" : "no mask")
             << "max |h(man bites dog) - permuted h(dog bites man)| = " << std::scientific
             << std::setprecision(2) << diff << "   (values are of size " << max_abs(a)
@@ -94,7 +81,8 @@ void random_permutations(bool causal, const Options& options) {
     for (std::int64_t i = T - 1; i > 0; --i) std::swap(order[i], order[data.randint(0, i + 1)]);
     std::vector<std::int64_t> shuffled(T);
     for (std::int64_t i = 0; i < T; ++i) shuffled[i] = words[order[i]];
-    const double diff = max_difference(encode(model, shuffled), reorder(encode(model, words), order));
+    const double diff = pe::max_abs_difference(encode(model, shuffled),
+                                               pe::reorder_positions(encode(model, words), order));
     worst = std::max(worst, diff);
     smallest = std::min(smallest, diff);
   }

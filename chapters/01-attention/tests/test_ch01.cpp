@@ -6,25 +6,12 @@
 #include "ag/gradcheck.hpp"
 #include "decoder.hpp"
 #include "encoding_registry.hpp"
+#include "permutation.hpp"
 
 using namespace pe;
 using ag::Tensor;
 
 namespace {
-
-// Rows of x [1, T, C] reordered: result row i = x row order[i].
-Tensor permute_rows(const Tensor& x, const std::vector<std::int64_t>& order) {
-  std::vector<Tensor> rows;
-  for (auto i : order) rows.push_back(ag::slice(x, 1, i, i + 1));
-  return ag::concat(rows, 1);
-}
-
-double max_abs_difference(const Tensor& a, const Tensor& b) {
-  const auto va = a.to_vector(), vb = b.to_vector();
-  double worst = 0;
-  for (std::size_t i = 0; i < va.size(); ++i) worst = std::max(worst, std::abs(va[i] - vb[i]));
-  return worst;
-}
 
 DecoderConfig small_config() {
   DecoderConfig c;
@@ -63,8 +50,8 @@ TEST(Ch01Attention, WithoutMaskPermutingTheInputPermutesTheOutput) {
   NoEncoding none;
   Tensor x = ag::randn({1, 6, 16}, rng);
   const std::vector<std::int64_t> order{3, 0, 5, 1, 4, 2};
-  Tensor permuted_then_attended = attention.forward(permute_rows(x, order), none, 0);
-  Tensor attended_then_permuted = permute_rows(attention.forward(x, none, 0), order);
+  Tensor permuted_then_attended = attention.forward(reorder_positions(x, order), none, 0);
+  Tensor attended_then_permuted = reorder_positions(attention.forward(x, none, 0), order);
   EXPECT_LT(max_abs_difference(permuted_then_attended, attended_then_permuted), 1e-5);
 }
 
@@ -74,8 +61,8 @@ TEST(Ch01Attention, WithTheCausalMaskOrderMatters) {
   NoEncoding none;
   Tensor x = ag::randn({1, 6, 16}, rng);
   const std::vector<std::int64_t> order{3, 0, 5, 1, 4, 2};
-  Tensor a = attention.forward(permute_rows(x, order), none, 0);
-  Tensor b = permute_rows(attention.forward(x, none, 0), order);
+  Tensor a = attention.forward(reorder_positions(x, order), none, 0);
+  Tensor b = reorder_positions(attention.forward(x, none, 0), order);
   EXPECT_GT(max_abs_difference(a, b), 1e-2);
 }
 
