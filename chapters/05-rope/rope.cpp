@@ -1,0 +1,188 @@
+#include "rope.hpp"
+
+#include <cmath>
+
+#include "encoding_registry.hpp"
+
+namespace pe {
+
+using ag::Shape;
+using ag::Tensor;
+
+RotaryLayout rotary_layout_from(const std::string& name) {
+  if (name == "adjacent") return RotaryLayout::adjacent;
+  if (name == "half") return RotaryLayout::half;
+  throw ag::Error("rope: unknown layout '" + name + "' (expected adjacent or half)");
+}
+
+std::string rotary_layout_name(RotaryLayout layout) {
+  return layout == RotaryLayout::adjacent ? "adjacent" : "half";
+}
+
+// [rope-tables]
+std::vector<double> rope_frequencies(std::int64_t dim, double base) {
+  ag::check(dim > 0 && dim % 2 == 0, "rope_frequencies", "the rotated width must be even and "
+            "positive, got ", dim);
+  ag::check(base > 1, "rope_frequencies", "base must be greater than 1, got ", base);
+  std::vector<double> theta(static_cast<std::size_t>(dim / 2));
+  for (std::int64_t i = 0; i < dim / 2; ++i)
+    theta[i] = std::pow(base, -2.0 * double(i) / double(dim));  // theta_i = base^(-2i/d)
+  return theta;
+}
+
+std::pair<Tensor, Tensor> rope_tables(std::int64_t length, std::int64_t dim, double base,
+                                      ag::Dtype dtype) {
+  ag::check(length >= 0, "rope_tables", "length must not be negative, got ", length);
+  const std::vector<double> theta = rope_frequencies(dim, base);
+  const std::int64_t pairs = dim / 2;
+  std::vector<double> cos(static_cast<std::size_t>(length * pairs)), sin(cos.size());
+  for (std::int64_t m = 0; m < length; ++m)
+    for (std::int64_t i = 0; i < pairs; ++i) {
+      const double angle = double(m) * theta[i];  // m theta_i, in double for long positions
+      cos[m * pairs + i] = std::cos(angle);
+      sin[m * pairs + i] = std::sin(angle);
+    }
+  return {ag::from_vector(cos, {length, pairs}, dtype), ag::from_vector(sin, {length, pairs}, dtype)};
+}
+// [rope-tables]
+
+namespace {
+
+Shape with_last(Shape shape, std::vector<std::int64_t> last) {
+  shape.pop_back();
+  shape.insert(shape.end(), last.begin(), last.end());
+  return shape;
+}
+
+}  // namespace
+
+// [apply-rotary]
+Tensor apply_rotary(const Tensor& x, std::int64_t offset, const Tensor& cos, const Tensor& sin,
+                    RotaryLayout layout) {
+  ag::check(x.dim() >= 2, "apply_rotary", "x must be [..., T, D], got ",
+            ag::shape_string(x.shape()));
+  ag::check(cos.dim() == 2 && cos.shape() == sin.shape(), "apply_rotary",
+            "cos and sin must both be [L, d/2], got ", ag::shape_string(cos.shape()), " and ",
+            ag::shape_string(sin.shape()));
+  const std::int64_t T = x.size(-2), D = x.size(-1), half = cos.size(1), d = 2 * half;
+  ag::check(d <= D, "apply_rotary", "tables rotate ", d, " coordinates but x has only ", D);
+  ag::check(offset >= 0 && offset + T <= cos.size(0), "apply_rotary", "positions ", offset,
+            " .. ", offset + T - 1, " are not all in the tables of length ", cos.size(0));
+  ag::check(cos.dtype() == x.dtype() && sin.dtype() == x.dtype(), "apply_rotary",
+            "tables are ", ag::dtype_name(cos.dtype()), ", x is ", ag::dtype_name(x.dtype()));
+
+  const Tensor rotated = d == D ? x : ag::slice(x, -1, 0, d);
+  // a_i, b_i: the two coordinates of plane i, each [..., T, d/2]
+  Tensor a, b;
+  if (layout == RotaryLayout::adjacent) {
+    const Tensor pairs = ag::reshape(rotated, with_last(rotated.shape(), {half, 2}));
+    a = ag::reshape(ag::slice(pairs, -1, 0, 1), with_last(rotated.shape(), {half}));
+    b = ag::reshape(ag::slice(pairs, -1, 1, 2), with_last(rotated.shape(), {half}));
+  } else {
+    a = ag::slice(rotated, -1, 0, half);
+    b = ag::slice(rotated, -1, half, d);
+  }
+  const Tensor c = ag::slice(cos, 0, offset, offset + T);  // [T, d/2]: rows of positions m
+  const Tensor s = ag::slice(sin, 0, offset, offset + T);
+  // (a, b) -> (a cos - b sin, a sin + b cos): the plane turned by m theta_i, anticlockwise
+  const Tensor a_turned = ag::sub(ag::mul(a, c), ag::mul(b, s));
+  const Tensor b_turned = ag::add(ag::mul(a, s), ag::mul(b, c));
+  Tensor out;
+  if (layout == RotaryLayout::adjacent) {
+    const Shape column = with_last(a.shape(), {half, 1});
+    out = ag::reshape(ag::concat({ag::reshape(a_turned, column), ag::reshape(b_turned, column)}, -1),
+                      rotated.shape());
+  } else {
+    out = ag::concat({a_turned, b_turned}, -1);
+  }
+  return d == D ? out : ag::concat({out, ag::slice(x, -1, d, D)}, -1);
+}
+// [apply-rotary]
+
+std::vector<std::int64_t> adjacent_to_half_permutation(std::int64_t head_width, std::int64_t dim) {
+  ag::check(dim > 0 && dim % 2 == 0 && dim <= head_width, "adjacent_to_half_permutation",
+            "rotated width ", dim, " must be even, positive and at most the head width ",
+            head_width);
+  std::vector<std::int64_t> p(static_cast<std::size_t>(head_width));
+  for (std::int64_t i = 0; i < dim / 2; ++i) {
+    p[i] = 2 * i;                // half's first coordinate of plane i is adjacent's 2i
+    p[dim / 2 + i] = 2 * i + 1;  // and its second is adjacent's 2i + 1
+  }
+  for (std::int64_t j = dim; j < head_width; ++j) p[j] = j;
+  return p;
+}
+
+RotaryEncoding::RotaryEncoding(std::int64_t head_width, RotaryOptions options)
+    : head_width_(head_width), rotated_width_(0), options_(options) {
+  ag::check(head_width > 0, "rope", "head width must be positive, got ", head_width);
+  ag::check(options.fraction > 0 && options.fraction <= 1, "rope",
+            "fraction must lie in (0, 1], got ", options.fraction);
+  // GPT-NeoX rounds down: rotary_ndims = int(head_dim * rotary_pct). The small margin keeps
+  // 0.3 * 10 (= 3.0000000000000004 or 2.9999999999999996) from landing one below.
+  rotated_width_ = static_cast<std::int64_t>(std::floor(options.fraction * double(head_width) + 1e-9));
+  ag::check(rotated_width_ > 0 && rotated_width_ % 2 == 0, "rope", "the rotated width ",
+            "floor(fraction * D) = floor(", options.fraction, " * ", head_width, ") = ",
+            rotated_width_, " must be even and positive: coordinates are rotated in pairs");
+  ag::check(options.base > 1, "rope", "base must be greater than 1, got ", options.base);
+}
+
+// [rope-rotate]
+std::pair<Tensor, Tensor> RotaryEncoding::rotate(const Tensor& q, const Tensor& k,
+                                                 std::int64_t offset, int layer) const {
+  (void)layer;  // every layer rotates by the same angles
+  ag::check(q.dim() == 4 && q.size(3) == head_width_ && k.dim() == 4 && k.size(3) == head_width_,
+            "rope", "expected q and k [B, H, T, ", head_width_, "], got ",
+            ag::shape_string(q.shape()), " and ", ag::shape_string(k.shape()));
+  // Tables for positions 0 .. offset+T-1, in the dtype of q (float64 under gradcheck). They
+  // cost (offset + T) * d/2 cosines and sines, little beside the products of attention.
+  const auto [cos, sin] =
+      rope_tables(offset + q.size(2), rotated_width_, options_.base, q.dtype());
+  return {apply_rotary(q, offset, cos, sin, options_.layout),
+          apply_rotary(k, offset, cos, sin, options_.layout)};
+}
+// [rope-rotate]
+
+std::vector<std::pair<std::string, Tensor>> RotaryEncoding::inspect(std::int64_t length) const {
+  const auto [cos, sin] = rope_tables(length, rotated_width_, options_.base, ag::Dtype::f64);
+  const Tensor unit = ag::full({1, length, head_width_}, 1.0 / std::sqrt(double(head_width_)),
+                               ag::Dtype::f64);
+  const Tensor example =
+      ag::reshape(apply_rotary(unit, 0, cos, sin, options_.layout), {length, head_width_});
+  return {{"cos", cos}, {"sin", sin}, {"rotated_example", example}};
+}
+
+namespace {
+
+double number_option(const EncodingSpec& spec, const std::string& key, double fallback) {
+  const auto it = spec.options.find(key);
+  if (it == spec.options.end()) return fallback;
+  try {
+    std::size_t used = 0;
+    const double value = std::stod(it->second, &used);
+    if (used == it->second.size()) return value;
+  } catch (const std::exception&) {
+  }
+  throw ag::Error("rope: option " + key + " must be a number, got '" + it->second + "'");
+}
+
+}  // namespace
+
+void register_ch05_encodings() {
+  register_encoding(
+      {"rope", "05",
+       "rotary: q and k turned by position-proportional angles, so q.k depends on n - m",
+       {"base", "layout", "fraction"},
+       [](const EncodingSpec& spec, ag::Rng&) {
+         RotaryOptions options;
+         options.base = number_option(spec, "base", options.base);
+         options.fraction = number_option(spec, "fraction", options.fraction);
+         if (auto it = spec.options.find("layout"); it != spec.options.end())
+           options.layout = rotary_layout_from(it->second);
+         ag::check(spec.model.heads > 0 && spec.model.width % spec.model.heads == 0, "rope",
+                   "width ", spec.model.width, " is not divisible into ", spec.model.heads,
+                   " heads");
+         return std::make_shared<RotaryEncoding>(spec.model.width / spec.model.heads, options);
+       }});
+}
+
+}  // namespace pe

@@ -1,0 +1,76 @@
+// Rotary position embeddings (RoPE): queries and keys are rotated, pair of coordinates by pair
+// of coordinates, by an angle proportional to their position, so that q_m . k_n depends on
+// the positions only through n - m.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "positional_encoding.hpp"
+
+namespace pe {
+
+/// Which coordinates of a head form the 2-D planes that are rotated.
+enum class RotaryLayout {
+  adjacent,  ///< pairs (0, 1), (2, 3), ...: RoFormer, GPT-J
+  half       ///< pairs (i, i + d/2), "rotate half": GPT-NeoX, LLaMA
+};
+
+/// "adjacent" or "half"; anything else is an ag::Error.
+RotaryLayout rotary_layout_from(const std::string& name);
+std::string rotary_layout_name(RotaryLayout layout);
+
+/// The frequencies theta_i = base^(-2i/d), i = 0 .. d/2-1, for a rotated width d (even).
+std::vector<double> rope_frequencies(std::int64_t dim, double base);
+
+/// cos and sin of the angles m * theta_i for positions m = 0 .. length-1:
+/// two tensors [length, dim/2] in the given dtype (computed in double, then rounded).
+std::pair<ag::Tensor, ag::Tensor> rope_tables(std::int64_t length, std::int64_t dim, double base,
+                                              ag::Dtype dtype);
+
+/// Rotates the first d = 2 * cos.size(1) coordinates of x's last axis; the rest pass through.
+/// x [..., T, D] holds positions offset .. offset+T-1; cos, sin [L, d/2] with L >= offset + T,
+/// in x's dtype. Built from slice, reshape, mul, sub, add and concat, so the gradient comes
+/// from the engine.  x: [B, H, T, D] -> [B, H, T, D]
+ag::Tensor apply_rotary(const ag::Tensor& x, std::int64_t offset, const ag::Tensor& cos,
+                        const ag::Tensor& sin, RotaryLayout layout);
+
+/// The positions of `layout` that hold each coordinate of the other layout: a head's vector
+/// in the half layout is x_half[j] = x_adjacent[p[j]] with p = (0, 2, 4, ..., 1, 3, 5, ...)
+/// on the rotated width d (the rest maps to itself). Rotating and then permuting equals
+/// permuting and then rotating in the other layout.
+std::vector<std::int64_t> adjacent_to_half_permutation(std::int64_t head_width, std::int64_t dim);
+
+struct RotaryOptions {
+  double base = 10000;
+  RotaryLayout layout = RotaryLayout::adjacent;
+  double fraction = 1.0;  ///< rotate the first fraction * D coordinates (GPT-NeoX's rotary_pct)
+};
+
+/// RoPE through the rotate hook. No parameters.
+class RotaryEncoding : public PositionalEncoding {
+ public:
+  /// head_width D; the rotated width d = floor(fraction * D) must be even and positive.
+  RotaryEncoding(std::int64_t head_width, RotaryOptions options = {});
+  std::string name() const override { return "rope"; }
+  /// q, k [B, H, T, D] at positions offset .. offset+T-1 -> both rotated.
+  std::pair<ag::Tensor, ag::Tensor> rotate(const ag::Tensor& q, const ag::Tensor& k,
+                                           std::int64_t offset, int layer) const override;
+  /// "cos", "sin" [length, d/2]; "rotated_example" [length, D]: the unit vector
+  /// (1, 1, ..., 1) / sqrt(D) rotated to each position 0 .. length-1.
+  std::vector<std::pair<std::string, ag::Tensor>> inspect(std::int64_t length) const override;
+
+  std::int64_t head_width() const { return head_width_; }
+  std::int64_t rotated_width() const { return rotated_width_; }
+  const RotaryOptions& options() const { return options_; }
+
+ private:
+  std::int64_t head_width_, rotated_width_;
+  RotaryOptions options_;
+};
+
+/// Adds "rope" (options base, layout, fraction) to the encoding registry.
+void register_ch05_encodings();
+
+}  // namespace pe

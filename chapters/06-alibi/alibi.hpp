@@ -1,0 +1,47 @@
+// ALiBi (attention with linear biases): no position vectors at all; each head adds to the
+// score of query i and key j a penalty proportional to their distance, -slope_h * (i - j).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "positional_encoding.hpp"
+
+namespace pe {
+
+/// The heads' slopes as in Press et al. (2022). For H a power of two: the geometric sequence
+/// 2^(-8/H), 2^(-16/H), ..., 2^(-8). Otherwise the slopes of the largest power of two P < H,
+/// followed by the first H - P of every other slope of 2P (2P's 1st, 3rd, 5th, ...).
+/// H >= 1.
+std::vector<double> alibi_slopes(std::int64_t heads);
+
+/// bias[h, i, j] = -slope_h * (q_offset + i - j): queries at q_offset .. q_offset+Tq-1, keys
+/// at 0 .. Tk-1.  -> [H, Tq, Tk]. Future keys (j > q_offset + i) get a positive value here;
+/// the causal mask replaces it with -infinity afterwards.
+ag::Tensor alibi_bias(std::int64_t heads, std::int64_t queries, std::int64_t keys,
+                      std::int64_t q_offset, ag::Dtype dtype);
+
+/// ALiBi through the bias hook. No parameters, no options.
+class AlibiEncoding : public PositionalEncoding {
+ public:
+  explicit AlibiEncoding(std::int64_t heads);
+  std::string name() const override { return "alibi"; }
+  /// scores [B, H, Tq, Tk] -> scores + alibi_bias(H, Tq, Tk, q_offset).
+  ag::Tensor bias(const ag::Tensor& scores, const ag::Tensor& q, std::int64_t q_offset,
+                  int layer) const override;
+  /// "slopes" [H] and "bias" [H, length, length] (queries and keys at 0 .. length-1).
+  std::vector<std::pair<std::string, ag::Tensor>> inspect(std::int64_t length) const override;
+
+  std::int64_t heads() const { return heads_; }
+  const std::vector<double>& slopes() const { return slopes_; }
+
+ private:
+  std::int64_t heads_;
+  std::vector<double> slopes_;
+};
+
+/// Adds "alibi" to the encoding registry.
+void register_ch06_encodings();
+
+}  // namespace pe

@@ -1,0 +1,163 @@
+// Chapter 6: ALiBi's slopes, its bias matrix, the cache, and its gradients.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ag/gradcheck.hpp"
+#include "alibi.hpp"
+#include "decoder.hpp"
+#include "encoding_registry.hpp"
+#include "permutation.hpp"
+
+using namespace pe;
+using ag::Tensor;
+
+namespace {
+
+constexpr auto f64 = ag::Dtype::f64;
+
+DecoderConfig small_config() {
+  DecoderConfig c;
+  c.vocab = 7;
+  c.width = 16;
+  c.heads = 4;
+  c.layers = 2;
+  c.ffn_width = 32;
+  return c;
+}
+
+}  // namespace
+
+TEST(Ch06Alibi, SlopesMatchThePaperForOneToSixteenHeads) {
+  // Written by hand as powers of two: slope = 2^-e for each listed e.
+  const std::vector<std::vector<double>> exponents{
+      {8},                                  // H = 1: 2^(-8/1)
+      {4, 8},                               // H = 2
+      {4, 8, 2},                            // H = 3: H=2's, then every other of H=4's: 2^-2
+      {2, 4, 6, 8},                         // H = 4
+      {2, 4, 6, 8, 1},                      // H = 5: H=4's, then H=8's 1st
+      {2, 4, 6, 8, 1, 3},                   // H = 6: ... 1st and 3rd
+      {2, 4, 6, 8, 1, 3, 5},                // H = 7
+      {1, 2, 3, 4, 5, 6, 7, 8},             // H = 8: 1/2, 1/4, ..., 1/256
+      {1, 2, 3, 4, 5, 6, 7, 8, 0.5},        // H = 9: H=8's, then H=16's 1st, 3rd, ...
+      {1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5},
+      {1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5},
+      {1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5, 3.5},  // H = 12
+      {1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5, 3.5, 4.5},
+      {1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5, 3.5, 4.5, 5.5},
+      {1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5},
+      {0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5, 6, 6.5, 7, 7.5, 8},  // H = 16
+  };
+  for (std::size_t h = 0; h < exponents.size(); ++h) {
+    const auto slopes = alibi_slopes(static_cast<std::int64_t>(h + 1));
+    ASSERT_EQ(slopes.size(), h + 1);
+    for (std::size_t i = 0; i <= h; ++i)
+      EXPECT_DOUBLE_EQ(slopes[i], std::pow(2.0, -exponents[h][i])) << "H " << h + 1 << ", head " << i;
+  }
+  // the powers of two exactly, as fractions
+  const auto eight = alibi_slopes(8);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(eight[i], 1.0 / double(2 << i));
+  EXPECT_EQ(alibi_slopes(1)[0], 1.0 / 256);
+  const std::vector<double> six{1.0 / 4, 1.0 / 16, 1.0 / 64, 1.0 / 256, 1.0 / 2, 1.0 / 8};
+  EXPECT_EQ(alibi_slopes(6), six);
+}
+
+TEST(Ch06Alibi, BiasMatrixForTwoHeads) {
+  // H = 2: slopes 1/16 and 1/256. bias[h, i, j] = -slope_h (i - j).
+  Tensor bias = alibi_bias(2, 3, 3, 0, f64);
+  ASSERT_EQ(bias.shape(), (ag::Shape{2, 3, 3}));
+  const std::vector<double> expected{
+      0, 1.0 / 16, 2.0 / 16,  -1.0 / 16, 0, 1.0 / 16,  -2.0 / 16, -1.0 / 16, 0,
+      0, 1.0 / 256, 2.0 / 256,  -1.0 / 256, 0, 1.0 / 256,  -2.0 / 256, -1.0 / 256, 0};
+  EXPECT_EQ(bias.to_vector(), expected);
+  // one query at position 4 against keys 0..4 (the cache case)
+  Tensor last = alibi_bias(1, 1, 5, 4, f64);
+  EXPECT_EQ(last.to_vector(), (std::vector<double>{-4.0 / 256, -3.0 / 256, -2.0 / 256, -1.0 / 256, 0}));
+}
+
+TEST(Ch06Alibi, BiasWithAnOffsetIsTheRowsOfTheFullBias) {
+  Tensor full = alibi_bias(3, 7, 7, 0, f64);
+  EXPECT_EQ(alibi_bias(3, 3, 7, 4, f64).to_vector(), ag::slice(full, 1, 4, 7).to_vector());
+}
+
+TEST(Ch06Alibi, ScoreTermDependsOnlyOnTheDistance) {
+  // shifting query and key positions together leaves the bias unchanged
+  for (std::int64_t heads : {1, 3, 8}) {
+    Tensor bias = alibi_bias(heads, 12, 12, 0, f64);
+    for (std::int64_t h = 0; h < heads; ++h)
+      for (std::int64_t i = 0; i + 5 < 12; ++i)
+        for (std::int64_t j = 0; j + 5 < 12; ++j)
+          EXPECT_EQ(bias.at({h, i, j}), bias.at({h, i + 5, j + 5}));
+  }
+}
+
+TEST(Ch06Alibi, HookAddsTheBiasToEveryBatchRow) {
+  AlibiEncoding alibi(2);
+  ag::Rng rng(1);
+  Tensor scores = ag::randn({3, 2, 4, 6}, rng, f64);
+  Tensor out = alibi.bias(scores, Tensor(), 2, 0);
+  Tensor bias = alibi_bias(2, 4, 6, 2, f64);
+  for (std::int64_t b = 0; b < 3; ++b)
+    EXPECT_LT(max_abs_difference(ag::reshape(ag::sub(ag::slice(out, 0, b, b + 1),
+                                                     ag::slice(scores, 0, b, b + 1)),
+                                             {2, 4, 6}),
+                                 bias),
+              1e-15);
+}
+
+TEST(Ch06Alibi, CachedDecodingMatchesTheFullPass) {
+  ag::Rng rng(2);
+  Decoder model(small_config(), std::make_shared<AlibiEncoding>(4), rng);
+  model.to(f64);
+  const ag::Indices ids{{1, 4, 2, 6, 0, 3, 5, 1, 2, 3, 4, 0}, {2, 6}};
+  Tensor full = model.forward(ids);
+  KVCache cache;
+  ag::NoGradGuard no_grad;
+  for (std::int64_t t = 0; t < 6; ++t) {
+    Tensor logits = model.forward({{ids.values[t], ids.values[6 + t]}, {2, 1}}, t, &cache);
+    EXPECT_LT(max_abs_difference(logits, ag::slice(full, 1, t, t + 1)), 1e-12) << "position " << t;
+  }
+  KVCache chunks;
+  Tensor first = model.forward({{1, 4, 2, 6, 5, 1, 2, 3}, {2, 4}}, 0, &chunks);
+  Tensor rest = model.forward({{0, 3, 4, 0}, {2, 2}}, 4, &chunks);
+  EXPECT_LT(max_abs_difference(ag::concat({first, rest}, 1), full), 1e-12);
+}
+
+TEST(Ch06Alibi, OneBlockModelPassesGradcheckInFloat64) {
+  ag::Rng rng(3);
+  DecoderConfig config = small_config();
+  config.layers = 1;
+  Decoder model(config, std::make_shared<AlibiEncoding>(4), rng);
+  model.to(f64);
+  const ag::Indices ids{{1, 4, 2, 6, 0, 3}, {2, 3}};
+  const auto result = ag::gradcheck(
+      [&](const std::vector<Tensor>&) { return model.forward(ids); }, model.parameters());
+  EXPECT_TRUE(result.passed) << result.report;
+  EXPECT_GT(result.checks, 100);
+}
+
+TEST(Ch06Alibi, RegisteredWithoutParametersAndBadInputsAreErrors) {
+  register_ch06_encodings();
+  ag::Rng rng(4);
+  EncodingSpec spec;
+  spec.model = small_config();
+  auto alibi = std::dynamic_pointer_cast<AlibiEncoding>(make_encoding("alibi", spec, rng));
+  ASSERT_TRUE(alibi);
+  EXPECT_EQ(alibi->heads(), 4);
+  EXPECT_TRUE(alibi->parameters().empty());
+  const auto quantities = alibi->inspect(5);
+  ASSERT_EQ(quantities.size(), 2u);
+  EXPECT_EQ(quantities[0].first, "slopes");
+  EXPECT_EQ(quantities[0].second.to_vector(), alibi_slopes(4));
+  EXPECT_EQ(quantities[1].first, "bias");
+  EXPECT_EQ(quantities[1].second.shape(), (ag::Shape{4, 5, 5}));
+
+  spec.options = {{"slope", "0.5"}};
+  EXPECT_THROW(make_encoding("alibi", spec, rng), ag::Error);  // alibi has no options
+  EXPECT_THROW(alibi_slopes(0), ag::Error);
+  EXPECT_THROW(alibi_bias(2, 3, 3, -1, f64), ag::Error);
+  EXPECT_THROW(AlibiEncoding(-2), ag::Error);
+  Tensor scores = ag::zeros({1, 3, 2, 2}, f64);  // 3 heads, but the encoding has 4
+  EXPECT_THROW(alibi->bias(scores, Tensor(), 0, 0), ag::Error);
+  EXPECT_THROW(register_ch06_encodings(), ag::Error);  // registering twice
+}
