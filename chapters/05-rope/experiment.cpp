@@ -65,7 +65,7 @@ void angle_figure(const std::string& path) {
     series.push_back(s);
   }
   series.push_back({"one full turn, 2 pi", {1.0, double(length - 1)}, {2 * M_PI, 2 * M_PI}});
-  pe::write_line_plot(path, series, "RoPE angle m theta_i, theta_i = 10000^(-2i/256)",
+  pe::write_line_plot(path, series, "RoPE angles m theta_i of a head of width 256, theta_i = 10000^{-2i/256}",
                       "position m", "angle (radians, log scale)", true);
 }
 
@@ -101,7 +101,8 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(options.out);
     angle_figure(options.out + "/rope_angles.png");
     const pe::Series wide = decay_series(256, 1024), narrow = decay_series(32, 1024);
-    pe::write_line_plot(options.out + "/rope_decay.png", {wide, narrow},
+    // the wide head drawn last, on top of the noisier narrow one
+    pe::write_line_plot(options.out + "/rope_decay.png", {narrow, wide},
                         "RoPE: q_0 . k_r / (q . k) for q = k = (1, ..., 1)",
                         "relative distance r = n - m", "normalised score");
     std::printf("q = k = ones, width 256: normalised score at r = 1, 4, 16, 64, 256, 1023: "
