@@ -73,6 +73,26 @@ void bias_figure(std::int64_t heads, const std::string& path) {
                      heads >= 4 ? 4 : int(heads));
 }
 
+// What the bias alone does to the weights of the last query (i = 31): key j's weight is
+// multiplied by exp(-slope_h (i - j)) against the key at the query's own position.
+void weight_factor_figure(std::int64_t heads, const std::string& path) {
+  const std::int64_t i = 31;
+  const auto slopes = pe::alibi_slopes(heads);
+  std::vector<pe::Series> series;
+  for (std::int64_t h = 0; h < heads; ++h) {
+    char label[64];
+    std::snprintf(label, sizeof label, "head %ld, slope 1/%g", long(h + 1), 1.0 / slopes[h]);
+    pe::Series s{label, {}, {}};
+    for (std::int64_t j = 0; j <= i; ++j) {
+      s.x.push_back(double(j));
+      s.y.push_back(std::exp(-slopes[h] * double(i - j)));
+    }
+    series.push_back(s);
+  }
+  pe::write_line_plot(path, series, "ALiBi alone: weight factor exp(-slope (i - j)) for query i = 31",
+                      "key position j", "factor against key j = i (log scale)", true);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -87,6 +107,7 @@ int main(int argc, char** argv) {
     pe::register_chapter_encodings();
     std::filesystem::create_directories(options.out);
     bias_figure(8, options.out + "/alibi_bias_8_heads.png");
+    weight_factor_figure(8, options.out + "/alibi_weight_factor.png");
     for (std::int64_t heads : {1, 8}) {
       std::printf("H = %ld: slopes", long(heads));
       for (double s : pe::alibi_slopes(heads)) std::printf(" 1/%g", 1.0 / s);
