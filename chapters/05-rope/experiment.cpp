@@ -42,10 +42,15 @@ Options parse(int argc, char** argv) {
         throw std::invalid_argument(arg + " needs a positive integer, got '" + text + "'");
       return v;
     };
-    if (arg == "--steps") options.steps = integer(value());
-    else if (arg == "--seed") options.seed = static_cast<std::uint64_t>(integer(value()));
-    else if (arg == "--out") options.out = value();
-    else throw std::invalid_argument("unknown option '" + arg + "' (expected --steps, --seed or --out)");
+    if (arg == "--steps")
+      options.steps = integer(value());
+    else if (arg == "--seed")
+      options.seed = static_cast<std::uint64_t>(integer(value()));
+    else if (arg == "--out")
+      options.out = value();
+    else
+      throw std::invalid_argument("unknown option '" + arg +
+                                  "' (expected --steps, --seed or --out)");
   }
   return options;
 }
@@ -65,7 +70,8 @@ void angle_figure(const std::string& path) {
     series.push_back(s);
   }
   series.push_back({"one full turn, 2 pi", {1.0, double(length - 1)}, {2 * M_PI, 2 * M_PI}});
-  pe::write_line_plot(path, series, "RoPE angles m theta_i of a head of width 256, theta_i = 10000^{-2i/256}",
+  pe::write_line_plot(path, series,
+                      "RoPE angles m theta_i of a head of width 256, theta_i = 10000^{-2i/256}",
                       "position m", "angle (radians, log scale)", true);
 }
 
@@ -105,9 +111,10 @@ int main(int argc, char** argv) {
     pe::write_line_plot(options.out + "/rope_decay.png", {narrow, wide},
                         "RoPE: q_0 . k_r / (q . k) for q = k = (1, ..., 1)",
                         "relative distance r = n - m", "normalised score");
-    std::printf("q = k = ones, width 256: normalised score at r = 1, 4, 16, 64, 256, 1023: "
-                "%.3f %.3f %.3f %.3f %.3f %.3f\n",
-                wide.y[1], wide.y[4], wide.y[16], wide.y[64], wide.y[256], wide.y[1023]);
+    std::printf(
+        "q = k = ones, width 256: normalised score at r = 1, 4, 16, 64, 256, 1023: "
+        "%.3f %.3f %.3f %.3f %.3f %.3f\n",
+        wide.y[1], wide.y[4], wide.y[16], wide.y[64], wide.y[256], wide.y[1023]);
 
     std::vector<std::string> lines;
     for (const std::string task : {"shiftk", "alternating"}) {
@@ -121,7 +128,8 @@ int main(int argc, char** argv) {
       const pe::RunSummary summary = pe::run_training(config, run);
       const pe::Evaluation& e = summary.final.at(config.length);
       char line[200];
-      std::snprintf(line, sizeof line, "rope  %-12s %5ld steps  seed %lu  accuracy %.4f  loss %.4f  (%.0f s)",
+      std::snprintf(line, sizeof line,
+                    "rope  %-12s %5ld steps  seed %lu  accuracy %.4f  loss %.4f  (%.0f s)",
                     task.c_str(), long(options.steps), (unsigned long)options.seed, e.accuracy,
                     e.loss, summary.train_seconds);
       lines.push_back(line);

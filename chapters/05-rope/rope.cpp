@@ -21,8 +21,8 @@ std::string rotary_layout_name(RotaryLayout layout) {
 
 // [rope-tables]
 std::vector<double> rope_frequencies(std::int64_t dim, double base) {
-  ag::check(dim > 0 && dim % 2 == 0, "rope_frequencies", "the rotated width must be even and "
-            "positive, got ", dim);
+  ag::check(dim > 0 && dim % 2 == 0, "rope_frequencies",
+            "the rotated width must be even and positive, got ", dim);
   ag::check(base > 1, "rope_frequencies", "base must be greater than 1, got ", base);
   std::vector<double> theta(static_cast<std::size_t>(dim / 2));
   for (std::int64_t i = 0; i < dim / 2; ++i)
@@ -42,7 +42,8 @@ std::pair<Tensor, Tensor> rope_tables(std::int64_t length, std::int64_t dim, dou
       cos[m * pairs + i] = std::cos(angle);
       sin[m * pairs + i] = std::sin(angle);
     }
-  return {ag::from_vector(cos, {length, pairs}, dtype), ag::from_vector(sin, {length, pairs}, dtype)};
+  return {ag::from_vector(cos, {length, pairs}, dtype),
+          ag::from_vector(sin, {length, pairs}, dtype)};
 }
 // [rope-tables]
 
@@ -66,10 +67,10 @@ Tensor apply_rotary(const Tensor& x, std::int64_t offset, const Tensor& cos, con
             ag::shape_string(sin.shape()));
   const std::int64_t T = x.size(-2), D = x.size(-1), half = cos.size(1), d = 2 * half;
   ag::check(d <= D, "apply_rotary", "tables rotate ", d, " coordinates but x has only ", D);
-  ag::check(offset >= 0 && offset + T <= cos.size(0), "apply_rotary", "positions ", offset,
-            " .. ", offset + T - 1, " are not all in the tables of length ", cos.size(0));
-  ag::check(cos.dtype() == x.dtype() && sin.dtype() == x.dtype(), "apply_rotary",
-            "tables are ", ag::dtype_name(cos.dtype()), ", x is ", ag::dtype_name(x.dtype()));
+  ag::check(offset >= 0 && offset + T <= cos.size(0), "apply_rotary", "positions ", offset, " .. ",
+            offset + T - 1, " are not all in the tables of length ", cos.size(0));
+  ag::check(cos.dtype() == x.dtype() && sin.dtype() == x.dtype(), "apply_rotary", "tables are ",
+            ag::dtype_name(cos.dtype()), ", x is ", ag::dtype_name(x.dtype()));
 
   const Tensor rotated = d == D ? x : ag::slice(x, -1, 0, d);
   // a_i, b_i: the two coordinates of plane i, each [..., T, d/2]
@@ -90,8 +91,9 @@ Tensor apply_rotary(const Tensor& x, std::int64_t offset, const Tensor& cos, con
   Tensor out;
   if (layout == RotaryLayout::adjacent) {
     const Shape column = with_last(a.shape(), {half, 1});
-    out = ag::reshape(ag::concat({ag::reshape(a_turned, column), ag::reshape(b_turned, column)}, -1),
-                      rotated.shape());
+    out =
+        ag::reshape(ag::concat({ag::reshape(a_turned, column), ag::reshape(b_turned, column)}, -1),
+                    rotated.shape());
   } else {
     out = ag::concat({a_turned, b_turned}, -1);
   }
@@ -119,10 +121,11 @@ RotaryEncoding::RotaryEncoding(std::int64_t head_width, RotaryOptions options)
             "fraction must lie in (0, 1], got ", options.fraction);
   // GPT-NeoX rounds down: rotary_ndims = int(head_dim * rotary_pct). The small margin keeps
   // 0.3 * 10 (= 3.0000000000000004 or 2.9999999999999996) from landing one below.
-  rotated_width_ = static_cast<std::int64_t>(std::floor(options.fraction * double(head_width) + 1e-9));
+  rotated_width_ =
+      static_cast<std::int64_t>(std::floor(options.fraction * double(head_width) + 1e-9));
   ag::check(rotated_width_ > 0 && rotated_width_ % 2 == 0, "rope", "the rotated width ",
-            "floor(fraction * D) = floor(", options.fraction, " * ", head_width, ") = ",
-            rotated_width_, " must be even and positive: coordinates are rotated in pairs");
+            "floor(fraction * D) = floor(", options.fraction, " * ", head_width,
+            ") = ", rotated_width_, " must be even and positive: coordinates are rotated in pairs");
   ag::check(options.base > 1, "rope", "base must be greater than 1, got ", options.base);
 }
 
@@ -135,8 +138,7 @@ std::pair<Tensor, Tensor> RotaryEncoding::rotate(const Tensor& q, const Tensor& 
             ag::shape_string(q.shape()), " and ", ag::shape_string(k.shape()));
   // Tables for positions 0 .. offset+T-1, in the dtype of q (float64 under gradcheck). They
   // cost (offset + T) * d/2 cosines and sines, little beside the products of attention.
-  const auto [cos, sin] =
-      rope_tables(offset + q.size(2), rotated_width_, options_.base, q.dtype());
+  const auto [cos, sin] = rope_tables(offset + q.size(2), rotated_width_, options_.base, q.dtype());
   return {apply_rotary(q, offset, cos, sin, options_.layout),
           apply_rotary(k, offset, cos, sin, options_.layout)};
 }
@@ -144,8 +146,8 @@ std::pair<Tensor, Tensor> RotaryEncoding::rotate(const Tensor& q, const Tensor& 
 
 std::vector<std::pair<std::string, Tensor>> RotaryEncoding::inspect(std::int64_t length) const {
   const auto [cos, sin] = rope_tables(length, rotated_width_, options_.base, ag::Dtype::f64);
-  const Tensor unit = ag::full({1, length, head_width_}, 1.0 / std::sqrt(double(head_width_)),
-                               ag::Dtype::f64);
+  const Tensor unit =
+      ag::full({1, length, head_width_}, 1.0 / std::sqrt(double(head_width_)), ag::Dtype::f64);
   const Tensor example =
       ag::reshape(apply_rotary(unit, 0, cos, sin, options_.layout), {length, head_width_});
   return {{"cos", cos}, {"sin", sin}, {"rotated_example", example}};
@@ -169,7 +171,8 @@ double number_option(const EncodingSpec& spec, const std::string& key, double fa
 
 void register_ch05_encodings() {
   register_encoding(
-      {"rope", "05",
+      {"rope",
+       "05",
        "rotary: q and k turned by position-proportional angles, so q.k depends on n - m",
        {"base", "layout", "fraction"},
        [](const EncodingSpec& spec, ag::Rng&) {

@@ -38,8 +38,8 @@ std::vector<double> alibi_slopes(std::int64_t heads) {
 Tensor alibi_bias(std::int64_t heads, std::int64_t queries, std::int64_t keys,
                   std::int64_t q_offset, ag::Dtype dtype) {
   ag::check(queries >= 0 && keys >= 0 && q_offset >= 0, "alibi_bias",
-            "sizes and offset must not be negative, got Tq ", queries, ", Tk ", keys,
-            ", offset ", q_offset);
+            "sizes and offset must not be negative, got Tq ", queries, ", Tk ", keys, ", offset ",
+            q_offset);
   const std::vector<double> slopes = alibi_slopes(heads);
   std::vector<double> bias(static_cast<std::size_t>(heads * queries * keys));
   for (std::int64_t h = 0; h < heads; ++h)
@@ -57,11 +57,11 @@ AlibiEncoding::AlibiEncoding(std::int64_t heads) : heads_(heads), slopes_(alibi_
 Tensor AlibiEncoding::bias(const Tensor& scores, const Tensor& q, std::int64_t q_offset,
                            int layer) const {
   (void)q, (void)layer;  // the bias depends on positions only, the same in every layer
-  ag::check(scores.dim() == 4 && scores.size(1) == heads_, "alibi", "expected scores [B, ",
-            heads_, ", Tq, Tk], got ", ag::shape_string(scores.shape()));
+  ag::check(scores.dim() == 4 && scores.size(1) == heads_, "alibi", "expected scores [B, ", heads_,
+            ", Tq, Tk], got ", ag::shape_string(scores.shape()));
   // [H, Tq, Tk] broadcasts over the batch
-  return ag::add(scores, alibi_bias(heads_, scores.size(2), scores.size(3), q_offset,
-                                    scores.dtype()));
+  return ag::add(scores,
+                 alibi_bias(heads_, scores.size(2), scores.size(3), q_offset, scores.dtype()));
 }
 // [alibi-hook]
 
@@ -71,7 +71,8 @@ std::vector<std::pair<std::string, Tensor>> AlibiEncoding::inspect(std::int64_t 
 }
 
 void register_ch06_encodings() {
-  register_encoding({"alibi", "06",
+  register_encoding({"alibi",
+                     "06",
                      "linear biases: each head subtracts slope_h * (i - j) from the scores",
                      {},
                      [](const EncodingSpec& spec, ag::Rng&) {

@@ -42,10 +42,15 @@ Options parse(int argc, char** argv) {
         throw std::invalid_argument(arg + " needs a positive integer, got '" + text + "'");
       return v;
     };
-    if (arg == "--steps") options.steps = integer(value());
-    else if (arg == "--seed") options.seed = static_cast<std::uint64_t>(integer(value()));
-    else if (arg == "--out") options.out = value();
-    else throw std::invalid_argument("unknown option '" + arg + "' (expected --steps, --seed or --out)");
+    if (arg == "--steps")
+      options.steps = integer(value());
+    else if (arg == "--seed")
+      options.seed = static_cast<std::uint64_t>(integer(value()));
+    else if (arg == "--out")
+      options.out = value();
+    else
+      throw std::invalid_argument("unknown option '" + arg +
+                                  "' (expected --steps, --seed or --out)");
   }
   return options;
 }
@@ -89,7 +94,8 @@ void weight_factor_figure(std::int64_t heads, const std::string& path) {
     }
     series.push_back(s);
   }
-  pe::write_line_plot(path, series, "ALiBi alone: weight factor exp(-slope (i - j)) for query i = 31",
+  pe::write_line_plot(path, series,
+                      "ALiBi alone: weight factor exp(-slope (i - j)) for query i = 31",
                       "key position j", "factor against key j = i (log scale)", true);
 }
 
@@ -130,10 +136,11 @@ int main(int argc, char** argv) {
         const pe::RunSummary summary = pe::run_training(config, run);
         const pe::Evaluation& e = summary.final.at(config.length);
         char line[200];
-        std::snprintf(line, sizeof line,
-                      "alibi  %-12s %ld head%s  %5ld steps  seed %lu  accuracy %.4f  loss %.4f  (%.0f s)",
-                      task.c_str(), long(heads), heads == 1 ? " " : "s", long(options.steps),
-                      (unsigned long)options.seed, e.accuracy, e.loss, summary.train_seconds);
+        std::snprintf(
+            line, sizeof line,
+            "alibi  %-12s %ld head%s  %5ld steps  seed %lu  accuracy %.4f  loss %.4f  (%.0f s)",
+            task.c_str(), long(heads), heads == 1 ? " " : "s", long(options.steps),
+            (unsigned long)options.seed, e.accuracy, e.loss, summary.train_seconds);
         lines.push_back(line);
       }
     std::printf("\nheld-out token accuracy (256 sequences of 32), width 256, 1 layer, ALiBi:\n");

@@ -106,8 +106,8 @@ TEST(Ch05Rope, ScoreDependsOnlyOnTheRelativePosition) {
   const auto [cos, sin] = rope_tables(200, 8, 10000, f64);
   for (auto layout : kLayouts)
     for (auto [m, n] : std::vector<std::pair<int, int>>{{3, 7}, {7, 3}, {5, 5}, {0, 12}}) {
-      const double score = dot(apply_rotary(q, m, cos, sin, layout),
-                               apply_rotary(k, n, cos, sin, layout));
+      const double score =
+          dot(apply_rotary(q, m, cos, sin, layout), apply_rotary(k, n, cos, sin, layout));
       for (int shift : {1, 10, 150}) {
         const double shifted = dot(apply_rotary(q, m + shift, cos, sin, layout),
                                    apply_rotary(k, n + shift, cos, sin, layout));
@@ -129,16 +129,18 @@ TEST(Ch05Rope, RotatingWithAnOffsetEqualsRowsOfTheFullRotation) {
   for (auto layout : kLayouts) {
     Tensor full = apply_rotary(x, 0, cos, sin, layout);
     for (std::int64_t start : {0, 4, 9})
-      EXPECT_LT(max_abs_difference(apply_rotary(ag::slice(x, 2, start, 10), start, cos, sin, layout),
-                                   ag::slice(full, 2, start, 10)),
-                1e-15);
+      EXPECT_LT(
+          max_abs_difference(apply_rotary(ag::slice(x, 2, start, 10), start, cos, sin, layout),
+                             ag::slice(full, 2, start, 10)),
+          1e-15);
   }
 }
 
 TEST(Ch05Rope, CachedDecodingMatchesTheFullPass) {
   for (auto layout : kLayouts) {
     ag::Rng rng(5);
-    Decoder model(small_config(), std::make_shared<RotaryEncoding>(8, RotaryOptions{10000, layout, 1.0}), rng);
+    Decoder model(small_config(),
+                  std::make_shared<RotaryEncoding>(8, RotaryOptions{10000, layout, 1.0}), rng);
     model.to(f64);
     const ag::Indices ids{{1, 4, 2, 6, 0, 3, 5, 1, 2, 3, 4, 0}, {2, 6}};
     Tensor full = model.forward(ids);
@@ -146,7 +148,8 @@ TEST(Ch05Rope, CachedDecodingMatchesTheFullPass) {
     ag::NoGradGuard no_grad;
     for (std::int64_t t = 0; t < 6; ++t) {
       Tensor logits = model.forward({{ids.values[t], ids.values[6 + t]}, {2, 1}}, t, &cache);
-      EXPECT_LT(max_abs_difference(logits, ag::slice(full, 1, t, t + 1)), 1e-12) << "position " << t;
+      EXPECT_LT(max_abs_difference(logits, ag::slice(full, 1, t, t + 1)), 1e-12)
+          << "position " << t;
     }
     // and in chunks: 4 tokens, then 2 more at offset 4
     KVCache chunks;
@@ -163,9 +166,10 @@ TEST(Ch05Rope, LayoutsDifferByAPermutationOfCoordinates) {
     const auto [cos, sin] = rope_tables(7, d, 10000, f64);
     const auto p = adjacent_to_half_permutation(10, d);
     // permute then rotate as "half" == rotate as "adjacent" then permute
-    EXPECT_LT(max_abs_difference(apply_rotary(permute_last(x, p), 0, cos, sin, RotaryLayout::half),
-                                 permute_last(apply_rotary(x, 0, cos, sin, RotaryLayout::adjacent), p)),
-              1e-15);
+    EXPECT_LT(
+        max_abs_difference(apply_rotary(permute_last(x, p), 0, cos, sin, RotaryLayout::half),
+                           permute_last(apply_rotary(x, 0, cos, sin, RotaryLayout::adjacent), p)),
+        1e-15);
   }
 }
 
@@ -225,7 +229,8 @@ TEST(Ch05Rope, ApplyRotaryPassesGradcheck) {
       const auto result = ag::gradcheck(
           [&](const std::vector<Tensor>& in) { return apply_rotary(in[0], 3, cos, sin, layout); },
           {x});
-      EXPECT_TRUE(result.passed) << rotary_layout_name(layout) << " d " << d << ": " << result.report;
+      EXPECT_TRUE(result.passed) << rotary_layout_name(layout) << " d " << d << ": "
+                                 << result.report;
     }
 }
 
@@ -234,7 +239,8 @@ TEST(Ch05Rope, OneBlockModelPassesGradcheckInFloat64) {
     ag::Rng rng(12);
     DecoderConfig config = small_config();
     config.layers = 1;
-    Decoder model(config, std::make_shared<RotaryEncoding>(8, RotaryOptions{10000, layout, 1.0}), rng);
+    Decoder model(config, std::make_shared<RotaryEncoding>(8, RotaryOptions{10000, layout, 1.0}),
+                  rng);
     model.to(f64);
     const ag::Indices ids{{1, 4, 2, 6, 0, 3}, {2, 3}};
     const auto result = ag::gradcheck(
@@ -271,7 +277,7 @@ TEST(Ch05Rope, RegisteredWithItsOptionsAndBadOptionsAreErrors) {
   bad({{"fraction", "0.375"}});  // 3 of 8 coordinates: odd
   bad({{"fraction", "abc"}});
   bad({{"base", "1"}});
-  bad({{"theta", "10000"}});     // not an option of rope
+  bad({{"theta", "10000"}});                   // not an option of rope
   EXPECT_THROW(RotaryEncoding(7), ag::Error);  // odd head width
   RotaryEncoding ok(8);
   Tensor q = ag::zeros({1, 1, 3, 6}, f64);

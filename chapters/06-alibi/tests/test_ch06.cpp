@@ -31,15 +31,15 @@ DecoderConfig small_config() {
 TEST(Ch06Alibi, SlopesMatchThePaperForOneToSixteenHeads) {
   // Written by hand as powers of two: slope = 2^-e for each listed e.
   const std::vector<std::vector<double>> exponents{
-      {8},                                  // H = 1: 2^(-8/1)
-      {4, 8},                               // H = 2
-      {4, 8, 2},                            // H = 3: H=2's, then every other of H=4's: 2^-2
-      {2, 4, 6, 8},                         // H = 4
-      {2, 4, 6, 8, 1},                      // H = 5: H=4's, then H=8's 1st
-      {2, 4, 6, 8, 1, 3},                   // H = 6: ... 1st and 3rd
-      {2, 4, 6, 8, 1, 3, 5},                // H = 7
-      {1, 2, 3, 4, 5, 6, 7, 8},             // H = 8: 1/2, 1/4, ..., 1/256
-      {1, 2, 3, 4, 5, 6, 7, 8, 0.5},        // H = 9: H=8's, then H=16's 1st, 3rd, ...
+      {8},                            // H = 1: 2^(-8/1)
+      {4, 8},                         // H = 2
+      {4, 8, 2},                      // H = 3: H=2's, then every other of H=4's: 2^-2
+      {2, 4, 6, 8},                   // H = 4
+      {2, 4, 6, 8, 1},                // H = 5: H=4's, then H=8's 1st
+      {2, 4, 6, 8, 1, 3},             // H = 6: ... 1st and 3rd
+      {2, 4, 6, 8, 1, 3, 5},          // H = 7
+      {1, 2, 3, 4, 5, 6, 7, 8},       // H = 8: 1/2, 1/4, ..., 1/256
+      {1, 2, 3, 4, 5, 6, 7, 8, 0.5},  // H = 9: H=8's, then H=16's 1st, 3rd, ...
       {1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5},
       {1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5},
       {1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5, 3.5},  // H = 12
@@ -52,7 +52,8 @@ TEST(Ch06Alibi, SlopesMatchThePaperForOneToSixteenHeads) {
     const auto slopes = alibi_slopes(static_cast<std::int64_t>(h + 1));
     ASSERT_EQ(slopes.size(), h + 1);
     for (std::size_t i = 0; i <= h; ++i)
-      EXPECT_DOUBLE_EQ(slopes[i], std::pow(2.0, -exponents[h][i])) << "H " << h + 1 << ", head " << i;
+      EXPECT_DOUBLE_EQ(slopes[i], std::pow(2.0, -exponents[h][i]))
+          << "H " << h + 1 << ", head " << i;
   }
   // the powers of two exactly, as fractions
   const auto eight = alibi_slopes(8);
@@ -67,12 +68,13 @@ TEST(Ch06Alibi, BiasMatrixForTwoHeads) {
   Tensor bias = alibi_bias(2, 3, 3, 0, f64);
   ASSERT_EQ(bias.shape(), (ag::Shape{2, 3, 3}));
   const std::vector<double> expected{
-      0, 1.0 / 16, 2.0 / 16,  -1.0 / 16, 0, 1.0 / 16,  -2.0 / 16, -1.0 / 16, 0,
-      0, 1.0 / 256, 2.0 / 256,  -1.0 / 256, 0, 1.0 / 256,  -2.0 / 256, -1.0 / 256, 0};
+      0, 1.0 / 16,  2.0 / 16,  -1.0 / 16,  0, 1.0 / 16,  -2.0 / 16,  -1.0 / 16,  0,
+      0, 1.0 / 256, 2.0 / 256, -1.0 / 256, 0, 1.0 / 256, -2.0 / 256, -1.0 / 256, 0};
   EXPECT_EQ(bias.to_vector(), expected);
   // one query at position 4 against keys 0..4 (the cache case)
   Tensor last = alibi_bias(1, 1, 5, 4, f64);
-  EXPECT_EQ(last.to_vector(), (std::vector<double>{-4.0 / 256, -3.0 / 256, -2.0 / 256, -1.0 / 256, 0}));
+  EXPECT_EQ(last.to_vector(),
+            (std::vector<double>{-4.0 / 256, -3.0 / 256, -2.0 / 256, -1.0 / 256, 0}));
 }
 
 TEST(Ch06Alibi, BiasWithAnOffsetIsTheRowsOfTheFullBias) {
@@ -98,10 +100,10 @@ TEST(Ch06Alibi, HookAddsTheBiasToEveryBatchRow) {
   Tensor out = alibi.bias(scores, Tensor(), 2, 0);
   Tensor bias = alibi_bias(2, 4, 6, 2, f64);
   for (std::int64_t b = 0; b < 3; ++b)
-    EXPECT_LT(max_abs_difference(ag::reshape(ag::sub(ag::slice(out, 0, b, b + 1),
-                                                     ag::slice(scores, 0, b, b + 1)),
-                                             {2, 4, 6}),
-                                 bias),
+    EXPECT_LT(max_abs_difference(
+                  ag::reshape(ag::sub(ag::slice(out, 0, b, b + 1), ag::slice(scores, 0, b, b + 1)),
+                              {2, 4, 6}),
+                  bias),
               1e-15);
 }
 
@@ -130,8 +132,8 @@ TEST(Ch06Alibi, OneBlockModelPassesGradcheckInFloat64) {
   Decoder model(config, std::make_shared<AlibiEncoding>(4), rng);
   model.to(f64);
   const ag::Indices ids{{1, 4, 2, 6, 0, 3}, {2, 3}};
-  const auto result = ag::gradcheck(
-      [&](const std::vector<Tensor>&) { return model.forward(ids); }, model.parameters());
+  const auto result = ag::gradcheck([&](const std::vector<Tensor>&) { return model.forward(ids); },
+                                    model.parameters());
   EXPECT_TRUE(result.passed) << result.report;
   EXPECT_GT(result.checks, 100);
 }
