@@ -15,6 +15,14 @@ function(pe_chapter_tests chapter)
   gtest_discover_tests(${chapter}_tests PROPERTIES LABELS ${chapter} DISCOVERY_TIMEOUT 60)
 endfunction()
 
+# pe_register_encodings(chNN function): chapter NN's library defines `void pe::function()`,
+# which registers its encodings. The `pe` program calls every such function of the chapters
+# in the build (see experiments/CMakeLists.txt), so `pe list` shows exactly those.
+function(pe_register_encodings chapter function)
+  set_property(GLOBAL APPEND PROPERTY PE_ENCODING_CHAPTERS ${chapter})
+  set_property(GLOBAL APPEND PROPERTY PE_ENCODING_REGISTRARS ${function})
+endfunction()
+
 file(GLOB pe_chapter_dirs RELATIVE ${PROJECT_SOURCE_DIR}/chapters ${PROJECT_SOURCE_DIR}/chapters/[0-9][0-9]-*)
 list(SORT pe_chapter_dirs)
 foreach(dir IN LISTS pe_chapter_dirs)
@@ -25,10 +33,3 @@ foreach(dir IN LISTS pe_chapter_dirs)
   endif()
 endforeach()
 
-# pe_register_encodings(chNN function): chapter NN's library defines `void pe::function()`,
-# which registers its encodings. The `pe` program calls every such function of the chapters
-# in the build (see experiments/CMakeLists.txt), so `pe list` shows exactly those.
-function(pe_register_encodings chapter function)
-  set_property(GLOBAL APPEND PROPERTY PE_ENCODING_CHAPTERS ${chapter})
-  set_property(GLOBAL APPEND PROPERTY PE_ENCODING_REGISTRARS ${function})
-endfunction()
