@@ -21,5 +21,5 @@ for threads in 1 2; do
   a=$(echo "$ours_out" | awk -v t="$threads" '$1 == "threads" && $2 == t":" {print $3}')
   b=$(echo "$torch_out" | awk -v t="$threads" '$1 == "threads" && $2 == t":" {print $3}')
   awk -v a="$a" -v b="$b" -v t="$threads" \
-    'BEGIN {printf "threads %d: ours %.1f ms, pytorch %.1f ms: ours is %.2fx faster\n", t, a, b, b / a}'
+    'BEGIN {printf "threads %d: ours %.1f ms, pytorch %.1f ms: speed-up %.2fx (pytorch time / ours; above 1 means ours is faster)\n", t, a, b, b / a}'
 done
