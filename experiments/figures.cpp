@@ -350,7 +350,8 @@ void write_line_plot(const std::string& png_path, const std::vector<Series>& ser
      << "set output " << quoted(png_path) << "\n"
      << "set title " << quoted(title) << " font '" << font(14) << "'\n"
      << "set xlabel " << quoted(x_label) << "\nset ylabel " << quoted(y_label) << "\n"
-     << "set grid lc rgb '#cccccc' dt 3\nset tics out nomirror\nset border 3\n"
+     << "set style line 100 lc rgb '#d0d0d0' lw 1 dt solid\nset grid ls 100\nset tics out "
+        "nomirror\nset border 3\n"
      << "set key outside right top vertical Left reverse samplen 2.5 spacing 1.3\n"
      << "set autoscale xfix\nset offsets graph 0.02, graph 0.02, 0, 0\n";
   for (std::size_t i = 0; i < std::size(kLineColours); ++i)
