@@ -6,7 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "plot.hpp"
+#include "figures.hpp"
 #include "run.hpp"
 #include "table.hpp"
 

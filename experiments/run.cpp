@@ -7,7 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "plot.hpp"
+#include "figures.hpp"
 #include "progress.hpp"
 
 #ifndef PE_GIT_COMMIT

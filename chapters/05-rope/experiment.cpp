@@ -9,7 +9,7 @@
 #include <string>
 
 #include "chapter_registry.hpp"
-#include "plot.hpp"
+#include "figures.hpp"
 #include "rope.hpp"
 #include "run.hpp"
 

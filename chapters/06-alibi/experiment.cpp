@@ -10,7 +10,7 @@
 
 #include "alibi.hpp"
 #include "chapter_registry.hpp"
-#include "plot.hpp"
+#include "figures.hpp"
 #include "run.hpp"
 
 using ag::Tensor;
