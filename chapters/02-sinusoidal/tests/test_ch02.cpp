@@ -1,0 +1,123 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ag/gradcheck.hpp"
+#include "decoder.hpp"
+#include "encoding_registry.hpp"
+#include "sinusoidal.hpp"
+
+using namespace pe;
+using ag::Tensor;
+
+namespace {
+
+Tensor table(std::int64_t length, std::int64_t width,
+             SinusoidalLayout layout = SinusoidalLayout::interleaved) {
+  return sinusoidal_table(length, width, 10000, layout, ag::Dtype::f64);
+}
+
+}  // namespace
+
+TEST(Ch02Sinusoidal, ValuesAreBoundedByOne) {
+  for (double v : table(200, 32).to_vector()) {
+    EXPECT_LE(v, 1.0);
+    EXPECT_GE(v, -1.0);
+  }
+}
+
+TEST(Ch02Sinusoidal, HandCheckedEntries) {
+  const Tensor pe = table(10, 8);
+  EXPECT_DOUBLE_EQ(pe.at({0, 0}), 0.0);
+  EXPECT_DOUBLE_EQ(pe.at({0, 1}), 1.0);
+  EXPECT_NEAR(pe.at({1, 0}), std::sin(1.0), 1e-15);
+  EXPECT_NEAR(pe.at({1, 1}), std::cos(1.0), 1e-15);
+  // i = 1, C = 8: w = 10000^(-2/8) = 0.1
+  EXPECT_NEAR(pe.at({3, 2}), std::sin(0.3), 1e-15);
+  EXPECT_NEAR(pe.at({3, 3}), std::cos(0.3), 1e-15);
+  // i = 3: w = 10000^(-6/8) = 0.001
+  EXPECT_NEAR(pe.at({7, 6}), std::sin(0.007), 1e-15);
+}
+
+TEST(Ch02Sinusoidal, ShiftIsABlockDiagonalRotation) {
+  const std::int64_t C = 16, L = 64;
+  const Tensor pe = table(L, C);
+  for (std::int64_t k : {1, 3, 10}) {
+    for (std::int64_t pos = 0; pos + k < L; ++pos) {
+      for (std::int64_t i = 0; i < C / 2; ++i) {
+        const double w = std::pow(10000.0, -2.0 * double(i) / double(C));
+        const double s = pe.at({pos, 2 * i}), c = pe.at({pos, 2 * i + 1});
+        // [sin w(p+k), cos w(p+k)] = [[cos wk, sin wk], [-sin wk, cos wk]] [sin wp, cos wp]
+        EXPECT_NEAR(pe.at({pos + k, 2 * i}), std::cos(w * k) * s + std::sin(w * k) * c, 1e-12);
+        EXPECT_NEAR(pe.at({pos + k, 2 * i + 1}), -std::sin(w * k) * s + std::cos(w * k) * c,
+                    1e-12);
+      }
+    }
+  }
+}
+
+TEST(Ch02Sinusoidal, DotProductDependsOnlyOnOffset) {
+  const std::int64_t C = 32, L = 50;
+  const Tensor pe = table(L, C);
+  auto dot = [&](std::int64_t m, std::int64_t n) {
+    double sum = 0;
+    for (std::int64_t j = 0; j < C; ++j) sum += pe.at({m, j}) * pe.at({n, j});
+    return sum;
+  };
+  for (std::int64_t d : {0, 1, 5, 17}) {
+    const double first = dot(d, 0);
+    for (std::int64_t n = 1; n + d < L; ++n) EXPECT_NEAR(dot(n + d, n), first, 1e-10);
+  }
+  EXPECT_NEAR(dot(4, 4), double(C) / 2, 1e-12);
+}
+
+TEST(Ch02Sinusoidal, ConcatenatedIsAPermutationOfInterleaved) {
+  const std::int64_t C = 12, L = 20;
+  const Tensor a = table(L, C), b = table(L, C, SinusoidalLayout::concatenated);
+  for (std::int64_t pos = 0; pos < L; ++pos)
+    for (std::int64_t i = 0; i < C / 2; ++i) {
+      EXPECT_EQ(b.at({pos, i}), a.at({pos, 2 * i}));
+      EXPECT_EQ(b.at({pos, C / 2 + i}), a.at({pos, 2 * i + 1}));
+    }
+}
+
+TEST(Ch02Sinusoidal, EmbedWithOffsetUsesTheLaterRows) {
+  SinusoidalEncoding enc(8);
+  const Tensor x = ag::zeros({1, 3, 8}, ag::Dtype::f64);
+  const Tensor out = enc.embed(x, 5);
+  const Tensor pe = table(8, 8);
+  for (std::int64_t t = 0; t < 3; ++t)
+    for (std::int64_t j = 0; j < 8; ++j) EXPECT_EQ(out.at({0, t, j}), pe.at({5 + t, j}));
+}
+
+TEST(Ch02Sinusoidal, EncodingPassesGradcheck) {
+  ag::Rng rng(3);
+  SinusoidalEncoding enc(8);
+  Tensor x = ag::randn({2, 5, 8}, rng, ag::Dtype::f64);
+  const auto result =
+      ag::gradcheck([&](const std::vector<Tensor>& in) { return enc.embed(in[0], 2); }, {x});
+  EXPECT_TRUE(result.passed) << result.report;
+}
+
+TEST(Ch02Sinusoidal, OneBlockModelPassesGradcheckInFloat64) {
+  ag::Rng rng(9);
+  DecoderConfig config;
+  config.vocab = 7;
+  config.width = 8;
+  config.heads = 2;
+  config.layers = 1;
+  config.ffn_width = 16;
+  Decoder model(config, std::make_shared<SinusoidalEncoding>(8), rng);
+  model.to(ag::Dtype::f64);
+  const ag::Indices ids{{1, 4, 2, 6, 0, 3}, {2, 3}};
+  const auto result = ag::gradcheck(
+      [&](const std::vector<Tensor>&) { return model.forward(ids); }, model.parameters());
+  EXPECT_TRUE(result.passed) << result.report;
+  EXPECT_GT(result.checks, 100);
+}
+
+TEST(Ch02Sinusoidal, BadOptionsAreErrors) {
+  EXPECT_THROW(sinusoidal_layout_from("sideways"), ag::Error);
+  EXPECT_THROW(SinusoidalEncoding(8, {0.0, SinusoidalLayout::interleaved}), ag::Error);
+  EXPECT_THROW(SinusoidalEncoding(7), ag::Error);
+}
