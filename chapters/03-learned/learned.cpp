@@ -1,0 +1,61 @@
+#include "learned.hpp"
+
+#include "ag/random.hpp"
+#include "encoding_registry.hpp"
+
+namespace pe {
+
+using ag::Tensor;
+
+LearnedEncoding::LearnedEncoding(std::int64_t max_len, std::int64_t width, ag::Rng& rng,
+                                 double stddev, ag::Dtype dtype)
+    : max_len_(max_len), width_(width) {
+  ag::check(max_len > 0 && width > 0, "learned", "max_len and width must be positive, got ",
+            max_len, " and ", width);
+  table = ag::randn({max_len, width}, rng, dtype, stddev);
+  register_parameter("table", table);
+}
+
+// [learned-embed]
+Tensor LearnedEncoding::embed(const Tensor& x, std::int64_t offset) const {
+  ag::check(x.dim() == 3 && x.size(2) == width_, "learned", "expected x [B, T, ", width_,
+            "], got ", ag::shape_string(x.shape()));
+  const std::int64_t end = offset + x.size(1);
+  // No clamping, no wrapping: a row that was never trained does not exist.
+  ag::check(offset >= 0 && end <= max_len_, "learned", "positions up to ", end - 1,
+            " (offset ", offset, " + length ", x.size(1), ") need ", end,
+            " rows but the table has max_len ", max_len_);
+  return ag::add(x, ag::slice(table, 0, offset, end));
+}
+// [learned-embed]
+
+std::vector<std::pair<std::string, Tensor>> LearnedEncoding::inspect(std::int64_t length) const {
+  ag::check(length >= 0 && length <= max_len_, "learned", "inspect length ", length,
+            " exceeds max_len ", max_len_);
+  return {{"table", ag::slice(table, 0, 0, length)}};
+}
+
+void register_ch03_encodings() {
+  register_encoding({"learned",
+                     "03",
+                     "a trainable table of one vector per position, added to the embeddings",
+                     {"max_len"},
+                     [](const EncodingSpec& spec, ag::Rng& rng) {
+                       std::int64_t max_len = spec.max_length;
+                       if (auto it = spec.options.find("max_len"); it != spec.options.end()) {
+                         std::size_t used = 0;
+                         try {
+                           max_len = std::stoll(it->second, &used);
+                         } catch (const std::exception&) {
+                           used = 0;
+                         }
+                         if (used != it->second.size() || it->second.empty())
+                           throw ag::Error("learned: option max_len must be an integer, got '" +
+                                           it->second + "'");
+                       }
+                       return std::make_shared<LearnedEncoding>(max_len, spec.model.width, rng,
+                                                                0.02, spec.dtype);
+                     }});
+}
+
+}  // namespace pe

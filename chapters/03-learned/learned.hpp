@@ -1,0 +1,35 @@
+// Learned absolute positional embeddings (BERT, GPT-2): a trainable table with one row per
+// position, added to the token embeddings.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "positional_encoding.hpp"
+
+namespace pe {
+
+/// A parameter "table" [max_len, C], initialised N(0, 0.02^2) (GPT-2's init), through the
+/// embed hook. Positions at or past max_len are an ag::Error naming both numbers.
+class LearnedEncoding : public PositionalEncoding {
+ public:
+  LearnedEncoding(std::int64_t max_len, std::int64_t width, ag::Rng& rng, double stddev = 0.02,
+                  ag::Dtype dtype = ag::Dtype::f32);
+  std::string name() const override { return "learned"; }
+  /// x [B, T, C] at positions offset .. offset+T-1 -> x + table[offset .. offset+T-1]
+  ag::Tensor embed(const ag::Tensor& x, std::int64_t offset) const override;
+  /// "table": rows 0 .. length-1 (length <= max_len).
+  std::vector<std::pair<std::string, ag::Tensor>> inspect(std::int64_t length) const override;
+
+  std::int64_t max_len() const { return max_len_; }
+  ag::Tensor table;  ///< [max_len, C]
+
+ private:
+  std::int64_t max_len_, width_;
+};
+
+/// Adds "learned" (option max_len) to the encoding registry.
+void register_ch03_encodings();
+
+}  // namespace pe

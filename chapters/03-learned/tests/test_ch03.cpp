@@ -1,0 +1,66 @@
+#include <gtest/gtest.h>
+
+#include "ag/gradcheck.hpp"
+#include "ag/random.hpp"
+#include "decoder.hpp"
+#include "learned.hpp"
+
+using namespace pe;
+using ag::Tensor;
+
+TEST(Ch03Learned, PastMaxLenIsAnErrorNamingBothNumbers) {
+  ag::Rng rng(1);
+  LearnedEncoding enc(12, 4, rng);
+  try {
+    enc.embed(ag::zeros({1, 13, 4}), 0);
+    FAIL() << "no error";
+  } catch (const ag::Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("13"), std::string::npos) << what;
+    EXPECT_NE(what.find("12"), std::string::npos) << what;
+  }
+  EXPECT_THROW(enc.embed(ag::zeros({1, 3, 4}), 10), ag::Error);  // the cache path
+  EXPECT_NO_THROW(enc.embed(ag::zeros({1, 3, 4}), 9));
+}
+
+TEST(Ch03Learned, GradientsReachOnlyTheRowsUsed) {
+  ag::Rng rng(2);
+  LearnedEncoding enc(12, 4, rng, 0.02, ag::Dtype::f64);
+  const Tensor x = ag::randn({2, 5, 4}, rng, ag::Dtype::f64);
+  ag::sum(ag::mul(enc.embed(x, 0), enc.embed(x, 0))).backward();
+  const Tensor g = enc.table.grad();
+  for (std::int64_t r = 0; r < 12; ++r) {
+    double norm = 0;
+    for (std::int64_t j = 0; j < 4; ++j) norm += std::abs(g.at({r, j}));
+    if (r < 5) EXPECT_GT(norm, 0) << r;
+    else EXPECT_EQ(norm, 0) << r;
+  }
+}
+
+TEST(Ch03Learned, EncodingPassesGradcheck) {
+  ag::Rng rng(3);
+  LearnedEncoding enc(8, 4, rng, 0.5, ag::Dtype::f64);
+  Tensor x = ag::randn({2, 3, 4}, rng, ag::Dtype::f64);
+  const auto result = ag::gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        return ag::mul(enc.embed(in[0], 2), enc.embed(in[0], 2));
+      },
+      {x, enc.table});
+  EXPECT_TRUE(result.passed) << result.report;
+}
+
+TEST(Ch03Learned, OneBlockModelPassesGradcheckInFloat64) {
+  ag::Rng rng(9);
+  DecoderConfig config;
+  config.vocab = 7;
+  config.width = 8;
+  config.heads = 2;
+  config.layers = 1;
+  config.ffn_width = 16;
+  Decoder model(config, std::make_shared<LearnedEncoding>(10, 8, rng), rng);
+  model.to(ag::Dtype::f64);
+  const ag::Indices ids{{1, 4, 2, 6, 0, 3}, {2, 3}};
+  const auto result = ag::gradcheck(
+      [&](const std::vector<Tensor>&) { return model.forward(ids); }, model.parameters());
+  EXPECT_TRUE(result.passed) << result.report;
+}
