@@ -121,3 +121,21 @@ TEST(Ch02Sinusoidal, BadOptionsAreErrors) {
   EXPECT_THROW(SinusoidalEncoding(8, {0.0, SinusoidalLayout::interleaved}), ag::Error);
   EXPECT_THROW(SinusoidalEncoding(7), ag::Error);
 }
+
+TEST(Ch02Sinusoidal, RegisteredWithItsOptions) {
+  register_ch02_encodings();
+  ag::Rng rng(4);
+  EncodingSpec spec;
+  spec.model.width = 8;
+  spec.options = {{"base", "500"}, {"layout", "concatenated"}};
+  auto enc = std::dynamic_pointer_cast<SinusoidalEncoding>(make_encoding("sinusoidal", spec, rng));
+  ASSERT_TRUE(enc);
+  EXPECT_EQ(enc->options().base, 500);
+  EXPECT_EQ(enc->options().layout, SinusoidalLayout::concatenated);
+  EXPECT_TRUE(enc->parameters().empty());
+  for (std::map<std::string, std::string> o : std::vector<std::map<std::string, std::string>>{
+           {{"layout", "sideways"}}, {{"base", "0"}}, {{"base", "-3"}}, {{"colour", "red"}}}) {
+    spec.options = o;
+    EXPECT_THROW(make_encoding("sinusoidal", spec, rng), ag::Error);
+  }
+}

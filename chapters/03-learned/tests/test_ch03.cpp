@@ -3,6 +3,7 @@
 #include "ag/gradcheck.hpp"
 #include "ag/random.hpp"
 #include "decoder.hpp"
+#include "encoding_registry.hpp"
 #include "learned.hpp"
 
 using namespace pe;
@@ -63,4 +64,25 @@ TEST(Ch03Learned, OneBlockModelPassesGradcheckInFloat64) {
   const auto result = ag::gradcheck(
       [&](const std::vector<Tensor>&) { return model.forward(ids); }, model.parameters());
   EXPECT_TRUE(result.passed) << result.report;
+}
+
+TEST(Ch03Learned, RegisteredWithItsOptions) {
+  register_ch03_encodings();
+  ag::Rng rng(4);
+  EncodingSpec spec;
+  spec.model.width = 8;
+  spec.max_length = 20;
+  auto enc = std::dynamic_pointer_cast<LearnedEncoding>(make_encoding("learned", spec, rng));
+  ASSERT_TRUE(enc);
+  EXPECT_EQ(enc->max_len(), 20);
+  EXPECT_EQ(enc->parameters().size(), 1u);
+  spec.options = {{"max_len", "7"}};
+  enc = std::dynamic_pointer_cast<LearnedEncoding>(make_encoding("learned", spec, rng));
+  EXPECT_EQ(enc->max_len(), 7);
+  EXPECT_THROW(enc->inspect(8), ag::Error);
+  for (std::map<std::string, std::string> o : std::vector<std::map<std::string, std::string>>{
+           {{"max_len", "x"}}, {{"max_len", "0"}}, {{"colour", "red"}}}) {
+    spec.options = o;
+    EXPECT_THROW(make_encoding("learned", spec, rng), ag::Error);
+  }
 }
