@@ -18,13 +18,13 @@ LearnedEncoding::LearnedEncoding(std::int64_t max_len, std::int64_t width, ag::R
 
 // [learned-embed]
 Tensor LearnedEncoding::embed(const Tensor& x, std::int64_t offset) const {
-  ag::check(x.dim() == 3 && x.size(2) == width_, "learned", "expected x [B, T, ", width_,
-            "], got ", ag::shape_string(x.shape()));
+  ag::check(x.dim() == 3 && x.size(2) == width_, "learned", "expected x [B, T, ", width_, "], got ",
+            ag::shape_string(x.shape()));
   const std::int64_t end = offset + x.size(1);
   // No clamping, no wrapping: a row that was never trained does not exist.
-  ag::check(offset >= 0 && end <= max_len_, "learned", "positions up to ", end - 1,
-            " (offset ", offset, " + length ", x.size(1), ") need ", end,
-            " rows but the table has max_len ", max_len_);
+  ag::check(offset >= 0 && end <= max_len_, "learned", "positions up to ", end - 1, " (offset ",
+            offset, " + length ", x.size(1), ") need ", end, " rows but the table has max_len ",
+            max_len_);
   return ag::add(x, ag::slice(table, 0, offset, end));
 }
 // [learned-embed]

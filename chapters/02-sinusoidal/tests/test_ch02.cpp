@@ -49,8 +49,7 @@ TEST(Ch02Sinusoidal, ShiftIsABlockDiagonalRotation) {
         const double s = pe.at({pos, 2 * i}), c = pe.at({pos, 2 * i + 1});
         // [sin w(p+k), cos w(p+k)] = [[cos wk, sin wk], [-sin wk, cos wk]] [sin wp, cos wp]
         EXPECT_NEAR(pe.at({pos + k, 2 * i}), std::cos(w * k) * s + std::sin(w * k) * c, 1e-12);
-        EXPECT_NEAR(pe.at({pos + k, 2 * i + 1}), -std::sin(w * k) * s + std::cos(w * k) * c,
-                    1e-12);
+        EXPECT_NEAR(pe.at({pos + k, 2 * i + 1}), -std::sin(w * k) * s + std::cos(w * k) * c, 1e-12);
       }
     }
   }
@@ -110,8 +109,8 @@ TEST(Ch02Sinusoidal, OneBlockModelPassesGradcheckInFloat64) {
   Decoder model(config, std::make_shared<SinusoidalEncoding>(8), rng);
   model.to(ag::Dtype::f64);
   const ag::Indices ids{{1, 4, 2, 6, 0, 3}, {2, 3}};
-  const auto result = ag::gradcheck(
-      [&](const std::vector<Tensor>&) { return model.forward(ids); }, model.parameters());
+  const auto result = ag::gradcheck([&](const std::vector<Tensor>&) { return model.forward(ids); },
+                                    model.parameters());
   EXPECT_TRUE(result.passed) << result.report;
   EXPECT_GT(result.checks, 100);
 }

@@ -33,8 +33,10 @@ TEST(Ch03Learned, GradientsReachOnlyTheRowsUsed) {
   for (std::int64_t r = 0; r < 12; ++r) {
     double norm = 0;
     for (std::int64_t j = 0; j < 4; ++j) norm += std::abs(g.at({r, j}));
-    if (r < 5) EXPECT_GT(norm, 0) << r;
-    else EXPECT_EQ(norm, 0) << r;
+    if (r < 5)
+      EXPECT_GT(norm, 0) << r;
+    else
+      EXPECT_EQ(norm, 0) << r;
   }
 }
 
@@ -61,8 +63,8 @@ TEST(Ch03Learned, OneBlockModelPassesGradcheckInFloat64) {
   Decoder model(config, std::make_shared<LearnedEncoding>(10, 8, rng), rng);
   model.to(ag::Dtype::f64);
   const ag::Indices ids{{1, 4, 2, 6, 0, 3}, {2, 3}};
-  const auto result = ag::gradcheck(
-      [&](const std::vector<Tensor>&) { return model.forward(ids); }, model.parameters());
+  const auto result = ag::gradcheck([&](const std::vector<Tensor>&) { return model.forward(ids); },
+                                    model.parameters());
   EXPECT_TRUE(result.passed) << result.report;
 }
 
