@@ -9,6 +9,7 @@
 #include <string>
 
 #include "chapter_registry.hpp"
+#include "chapter_options.hpp"
 #include "figures.hpp"
 #include "rope.hpp"
 #include "run.hpp"
@@ -16,44 +17,6 @@
 using ag::Tensor;
 
 namespace {
-
-struct Options {
-  std::int64_t steps = 1500;
-  std::uint64_t seed = 1;
-  std::string out = "results/ch05";
-};
-
-Options parse(int argc, char** argv) {
-  Options options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
-      return argv[++i];
-    };
-    auto integer = [&](const std::string& text) {
-      std::size_t used = 0;
-      long long v = -1;
-      try {
-        v = std::stoll(text, &used);
-      } catch (const std::exception&) {
-      }
-      if (used != text.size() || v < 1)
-        throw std::invalid_argument(arg + " needs a positive integer, got '" + text + "'");
-      return v;
-    };
-    if (arg == "--steps")
-      options.steps = integer(value());
-    else if (arg == "--seed")
-      options.seed = static_cast<std::uint64_t>(integer(value()));
-    else if (arg == "--out")
-      options.out = value();
-    else
-      throw std::invalid_argument("unknown option '" + arg +
-                                  "' (expected --steps, --seed or --out)");
-  }
-  return options;
-}
 
 // The angle m * theta_i of a few planes i of a head of width 256 (the reference model's),
 // against the position m, with one full turn (2 pi) for reference.
@@ -95,9 +58,9 @@ pe::Series decay_series(std::int64_t d, std::int64_t distances) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options options;
+  pe::ChapterOptions options;
   try {
-    options = parse(argc, argv);
+    options = pe::parse_chapter_options(argc, argv, "results/ch05");
   } catch (const std::exception& e) {
     std::cerr << "ch05_experiment: " << e.what() << "\n";
     return 2;

@@ -10,50 +10,13 @@
 
 #include "alibi.hpp"
 #include "chapter_registry.hpp"
+#include "chapter_options.hpp"
 #include "figures.hpp"
 #include "run.hpp"
 
 using ag::Tensor;
 
 namespace {
-
-struct Options {
-  std::int64_t steps = 1500;
-  std::uint64_t seed = 1;
-  std::string out = "results/ch06";
-};
-
-Options parse(int argc, char** argv) {
-  Options options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
-      return argv[++i];
-    };
-    auto integer = [&](const std::string& text) {
-      std::size_t used = 0;
-      long long v = -1;
-      try {
-        v = std::stoll(text, &used);
-      } catch (const std::exception&) {
-      }
-      if (used != text.size() || v < 1)
-        throw std::invalid_argument(arg + " needs a positive integer, got '" + text + "'");
-      return v;
-    };
-    if (arg == "--steps")
-      options.steps = integer(value());
-    else if (arg == "--seed")
-      options.seed = static_cast<std::uint64_t>(integer(value()));
-    else if (arg == "--out")
-      options.out = value();
-    else
-      throw std::invalid_argument("unknown option '" + arg +
-                                  "' (expected --steps, --seed or --out)");
-  }
-  return options;
-}
 
 // One panel per head: the bias the hook adds for 32 positions. Above the diagonal (future
 // keys) it is positive, but the causal mask replaces those entries with -infinity.
@@ -102,9 +65,9 @@ void weight_factor_figure(std::int64_t heads, const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options options;
+  pe::ChapterOptions options;
   try {
-    options = parse(argc, argv);
+    options = pe::parse_chapter_options(argc, argv, "results/ch06");
   } catch (const std::exception& e) {
     std::cerr << "ch06_experiment: " << e.what() << "\n";
     return 2;
