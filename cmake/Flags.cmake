@@ -1,7 +1,8 @@
 # Compiler flags, set once for every target so that all translation units agree on
 # xtensor's types (XTENSOR_USE_XSIMD and the SIMD width change them).
 add_compile_options(-Wall -Wextra -Wpedantic)
-# Never -ffast-math: it reorders and drops operations that gradient checks depend on.
+# No unsafe floating-point flags (the "fast math" family): they reorder and drop operations
+# that gradient checks depend on.
 # -fno-math-errno only stops sqrt and friends from setting errno, which nothing here reads;
 # it lets the compiler vectorise loops that call them (the optimiser's update).
 add_compile_options(-fno-math-errno)

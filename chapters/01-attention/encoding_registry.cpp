@@ -43,4 +43,17 @@ std::shared_ptr<PositionalEncoding> make_encoding(const std::string& name,
 
 std::vector<EncodingEntry> registered_encodings() { return entries(); }
 
+double number_option(const EncodingSpec& spec, const std::string& encoding,
+                     const std::string& key, double fallback) {
+  const auto it = spec.options.find(key);
+  if (it == spec.options.end()) return fallback;
+  try {
+    std::size_t used = 0;
+    const double value = std::stod(it->second, &used);
+    if (used == it->second.size()) return value;
+  } catch (const std::exception&) {
+  }
+  throw ag::Error(encoding + ": option " + key + " must be a number, got '" + it->second + "'");
+}
+
 }  // namespace pe

@@ -37,4 +37,9 @@ std::shared_ptr<PositionalEncoding> make_encoding(const std::string& name,
 /// Every registered encoding, in registration order.
 std::vector<EncodingEntry> registered_encodings();
 
+/// The numeric option `key` of spec (fallback when absent); a value that is not a number is
+/// an error naming the encoding, the option and the value.
+double number_option(const EncodingSpec& spec, const std::string& encoding,
+                     const std::string& key, double fallback);
+
 }  // namespace pe

@@ -66,22 +66,6 @@ std::vector<std::pair<std::string, Tensor>> SinusoidalEncoding::inspect(std::int
   return {{"pe", sinusoidal_table(length, width_, options_.base, options_.layout, ag::Dtype::f64)}};
 }
 
-namespace {
-
-double number_option(const EncodingSpec& spec, const std::string& key, double fallback) {
-  const auto it = spec.options.find(key);
-  if (it == spec.options.end()) return fallback;
-  try {
-    std::size_t used = 0;
-    const double value = std::stod(it->second, &used);
-    if (used == it->second.size()) return value;
-  } catch (const std::exception&) {
-  }
-  throw ag::Error("sinusoidal: option " + key + " must be a number, got '" + it->second + "'");
-}
-
-}  // namespace
-
 void register_ch02_encodings() {
   register_encoding({"sinusoidal",
                      "02",
@@ -89,7 +73,7 @@ void register_ch02_encodings() {
                      {"base", "layout"},
                      [](const EncodingSpec& spec, ag::Rng&) {
                        SinusoidalOptions options;
-                       options.base = number_option(spec, "base", options.base);
+                       options.base = number_option(spec, "sinusoidal", "base", options.base);
                        if (auto it = spec.options.find("layout"); it != spec.options.end())
                          options.layout = sinusoidal_layout_from(it->second);
                        return std::make_shared<SinusoidalEncoding>(spec.model.width, options);

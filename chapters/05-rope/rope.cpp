@@ -153,22 +153,6 @@ std::vector<std::pair<std::string, Tensor>> RotaryEncoding::inspect(std::int64_t
   return {{"cos", cos}, {"sin", sin}, {"rotated_example", example}};
 }
 
-namespace {
-
-double number_option(const EncodingSpec& spec, const std::string& key, double fallback) {
-  const auto it = spec.options.find(key);
-  if (it == spec.options.end()) return fallback;
-  try {
-    std::size_t used = 0;
-    const double value = std::stod(it->second, &used);
-    if (used == it->second.size()) return value;
-  } catch (const std::exception&) {
-  }
-  throw ag::Error("rope: option " + key + " must be a number, got '" + it->second + "'");
-}
-
-}  // namespace
-
 void register_ch05_encodings() {
   register_encoding(
       {"rope",
@@ -177,8 +161,8 @@ void register_ch05_encodings() {
        {"base", "layout", "fraction"},
        [](const EncodingSpec& spec, ag::Rng&) {
          RotaryOptions options;
-         options.base = number_option(spec, "base", options.base);
-         options.fraction = number_option(spec, "fraction", options.fraction);
+         options.base = number_option(spec, "rope", "base", options.base);
+         options.fraction = number_option(spec, "rope", "fraction", options.fraction);
          if (auto it = spec.options.find("layout"); it != spec.options.end())
            options.layout = rotary_layout_from(it->second);
          ag::check(spec.model.heads > 0 && spec.model.width % spec.model.heads == 0, "rope",
