@@ -6,6 +6,7 @@
 #include "ag/gradcheck.hpp"
 #include "decoder.hpp"
 #include "encoding_registry.hpp"
+#include "model_check.hpp"
 #include "permutation.hpp"
 
 using namespace pe;
@@ -149,13 +150,7 @@ TEST(Ch01Attention, AttentionWeightsAreCapturedAndCausal) {
 
 TEST(Ch01Attention, OneBlockModelPassesGradcheckInFloat64) {
   ag::Rng rng(9);
-  DecoderConfig config = small_config();
-  config.layers = 1;
-  Decoder model(config, std::make_shared<NoEncoding>(), rng);
-  model.to(ag::Dtype::f64);
-  const ag::Indices ids{{1, 4, 2, 6, 0, 3}, {2, 3}};
-  const auto result = ag::gradcheck(
-      [&](const std::vector<Tensor>&) { return model.forward(ids); }, model.parameters());
+  const auto result = gradcheck_one_block(std::make_shared<NoEncoding>(), rng);
   EXPECT_TRUE(result.passed) << result.report;
   EXPECT_GT(result.checks, 100);
 }

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "model_check.hpp"
+
 #include <cmath>
 
 #include "ag/gradcheck.hpp"
@@ -100,17 +102,7 @@ TEST(Ch02Sinusoidal, EncodingPassesGradcheck) {
 
 TEST(Ch02Sinusoidal, OneBlockModelPassesGradcheckInFloat64) {
   ag::Rng rng(9);
-  DecoderConfig config;
-  config.vocab = 7;
-  config.width = 8;
-  config.heads = 2;
-  config.layers = 1;
-  config.ffn_width = 16;
-  Decoder model(config, std::make_shared<SinusoidalEncoding>(8), rng);
-  model.to(ag::Dtype::f64);
-  const ag::Indices ids{{1, 4, 2, 6, 0, 3}, {2, 3}};
-  const auto result = ag::gradcheck([&](const std::vector<Tensor>&) { return model.forward(ids); },
-                                    model.parameters());
+  const auto result = gradcheck_one_block(std::make_shared<SinusoidalEncoding>(8), rng);
   EXPECT_TRUE(result.passed) << result.report;
   EXPECT_GT(result.checks, 100);
 }
