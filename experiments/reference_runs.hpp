@@ -1,0 +1,33 @@
+// The loop every encoding chapter's experiment ends with: the reference model trained with
+// one encoding on ShiftK and AlternatingChar, one run folder per task, and a line of
+// results per run for the chapter text.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "chapter_options.hpp"
+#include "run.hpp"
+
+namespace pe {
+
+struct ReferenceRun {
+  TrainConfig config;
+  RunSummary summary;
+  std::string run_dir;  ///< <out>/<task><suffix>: run.json, checkpoint.agt, attention.png, ...
+  std::string line;     ///< "sinusoidal  shiftk  1500 steps  seed 1  accuracy 1.0000 ..."
+};
+
+/// Trains `encoding` on each task with the reference configuration (TrainConfig's defaults,
+/// options.steps and options.seed), after `adjust` (if given) has changed the configuration,
+/// e.g. the number of heads. Runs go to <options.out>/<task><suffix>.
+std::vector<ReferenceRun> train_reference_runs(
+    const std::string& encoding, const ChapterOptions& options,
+    const std::vector<std::string>& tasks = {"shiftk", "alternating"},
+    const std::string& suffix = "", const std::function<void(TrainConfig&)>& adjust = {});
+
+/// Prints a heading and the runs' result lines.
+void print_reference_runs(const std::string& heading, const std::vector<ReferenceRun>& runs);
+
+}  // namespace pe
