@@ -233,6 +233,8 @@ void add_table_command(CLI::App& app) {
   cmd->add_option("--tasks", flags->tasks, "tasks")->delimiter(',')->capture_default_str();
   cmd->add_option("--layers", flags->layers, "layer counts to run")->delimiter(',')->capture_default_str();
   cmd->add_flag("--fast", flags->fast, "a quick version: fewer steps and held-out sequences");
+  cmd->add_flag("--reuse", flags->reuse,
+                "take runs already finished in the output folder with the same configuration");
   cmd->callback([flags] { run_table(*flags); });
 }
 

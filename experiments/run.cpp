@@ -169,4 +169,34 @@ RunSummary run_training(const TrainConfig& requested, const RunOptions& options)
   return summary;
 }
 
+std::optional<RunSummary> load_finished_run(const TrainConfig& config,
+                                            const std::string& out_dir) {
+  const std::string json_path = out_dir + "/run.json";
+  if (!std::filesystem::exists(json_path) || !std::filesystem::exists(out_dir + "/checkpoint.agt"))
+    return std::nullopt;
+  std::ifstream in(json_path);
+  nlohmann::json run;
+  try {
+    run = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw ag::Error("load_finished_run: '" + json_path + "' is not valid JSON (" + e.what() + ")");
+  }
+  // Compared as JSON, so that every field of the configuration takes part.
+  if (!run.contains("config") || run["config"] != nlohmann::json::parse(config_to_json(config)))
+    return std::nullopt;
+  RunSummary summary;
+  summary.out_dir = out_dir;
+  try {
+    for (const auto& [length, eval] : run.at("final").items())
+      summary.final[std::stoll(length)] = {eval.at("accuracy").get<double>(),
+                                           eval.at("loss").get<double>(),
+                                           eval.at("scored_tokens").get<std::int64_t>()};
+    summary.train_seconds = run.at("train_seconds").get<double>();
+    summary.wall_seconds = run.at("wall_seconds").get<double>();
+  } catch (const std::exception& e) {
+    throw ag::Error("load_finished_run: '" + json_path + "' lacks its results (" + e.what() + ")");
+  }
+  return summary;
+}
+
 }  // namespace pe

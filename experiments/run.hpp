@@ -8,6 +8,7 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,12 @@ struct RunSummary {
 
 /// Trains (or resumes) a run, then writes the files above into options.out_dir.
 RunSummary run_training(const TrainConfig& config, const RunOptions& options);
+
+/// The summary of a run that finished in `out_dir` with exactly this configuration (its
+/// run.json and checkpoint.agt both present, the configuration in run.json equal to
+/// `config`), or nothing. Lets a long table or experiment be rerun without retraining the
+/// runs it already has. A run.json that is not valid JSON or lacks its results is an error.
+std::optional<RunSummary> load_finished_run(const TrainConfig& config, const std::string& out_dir);
 
 /// Heatmaps of a model's attention on one held-out sequence of the given length: one panel
 /// per layer and head.

@@ -37,12 +37,15 @@ void run_table(const TableOptions& options) {
         progress.line("run " + std::to_string(++done) + "/" + std::to_string(total) + ": " + name);
         RunOptions run;
         run.out_dir = options.out_dir + "/" + name;
-        const RunSummary summary = run_training(config, run);
+        std::optional<RunSummary> earlier;
+        if (options.reuse) earlier = load_finished_run(config, run.out_dir);
+        if (earlier) progress.line("  reusing the finished run in " + run.out_dir);
+        const RunSummary summary = earlier ? *earlier : run_training(config, run);
         const Evaluation& e = summary.final.at(config.length);
         char line[256];
-        std::snprintf(line, sizeof line, "| %s | %s | %ld | %ld | %.1f%% | %.0f |\n",
+        std::snprintf(line, sizeof line, "| %s | %s | %ld | %ld | %.1f%% | %.0f%s |\n",
                       encoding.c_str(), task.c_str(), long(layers), long(config.steps),
-                      100.0 * e.accuracy, summary.train_seconds);
+                      100.0 * e.accuracy, summary.train_seconds, earlier ? " (reused)" : "");
         markdown += line;
         rows.push_back({{"encoding", encoding},
                         {"task", task},
@@ -52,6 +55,7 @@ void run_table(const TableOptions& options) {
                         {"accuracy", e.accuracy},
                         {"loss", e.loss},
                         {"train_seconds", summary.train_seconds},
+                        {"reused", bool(earlier)},
                         {"run", run.out_dir}});
       }
   progress.finish();

@@ -15,6 +15,9 @@ struct TableOptions {
   std::vector<std::string> tasks{"shiftk", "alternating"};
   std::vector<std::int64_t> layers{1};
   bool fast = false;  ///< fewer steps and held-out sequences, for a first look
+  /// Take the results of a run already finished in its folder with the same configuration
+  /// instead of training it again (the table marks such rows).
+  bool reuse = false;
 };
 
 /// Runs every (encoding, task, layers) combination with the reference model, writes

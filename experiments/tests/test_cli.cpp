@@ -99,6 +99,35 @@ TEST(Cli, ResumeContinuesASavedRun) {
                         "done 4");
 }
 
+// `pe table --reuse` takes a finished run with the same configuration and retrains one whose
+// configuration differs; a damaged run.json is an error, not a silently retrained row.
+TEST(Cli, TableReusesOnlyFinishedRunsWithTheSameConfiguration) {
+  const std::string dir = temp_dir("table");
+  const std::string table = "table --encodings none --tasks shiftk --out " + dir;
+  const Outcome first = run(table + " --steps 3");
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_EQ(first.output.find("(reused)"), std::string::npos) << first.output;
+  auto accuracy = [&] {
+    std::ifstream in(dir + "/table.json");
+    return nlohmann::json::parse(in)["rows"][0]["accuracy"].get<double>();
+  };
+  const double trained = accuracy();
+
+  const Outcome again = run(table + " --steps 3 --reuse");
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("(reused)"), std::string::npos) << again.output;
+  EXPECT_EQ(accuracy(), trained);
+
+  const Outcome longer = run(table + " --steps 4 --reuse");
+  ASSERT_EQ(longer.exit_code, 0) << longer.output;
+  EXPECT_EQ(longer.output.find("(reused)"), std::string::npos) << longer.output;
+
+  std::ofstream(dir + "/none-shiftk-l1/run.json") << "{\"config\": ";
+  const Outcome damaged = run(table + " --steps 4 --reuse");  // after a progress line
+  EXPECT_GT(damaged.exit_code, 0) << damaged.output;
+  EXPECT_NE(damaged.output.find("not valid JSON"), std::string::npos) << damaged.output;
+}
+
 TEST(Cli, InspectPrintsJson) {
   const Outcome o = run("inspect none --json --length 4 --dim 8");
   ASSERT_EQ(o.exit_code, 0) << o.output;

@@ -2,6 +2,7 @@
 
 #include "model_check.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "ag/gradcheck.hpp"
@@ -70,6 +71,39 @@ TEST(Ch02Sinusoidal, DotProductDependsOnlyOnOffset) {
     for (std::int64_t n = 1; n + d < L; ++n) EXPECT_NEAR(dot(n + d, n), first, 1e-10);
   }
   EXPECT_NEAR(dot(4, 4), double(C) / 2, 1e-12);
+}
+
+// The dot product is relative only as long as nothing mixes the frequency pairs: a score
+// PE(m)^T M PE(n) through a general matrix M (what W_q^T W_k is in a trained model) changes
+// with m at a fixed offset, while an M that scales and turns each pair by the same 2x2
+// block [[a, b], [-b, a]] (such blocks commute with the pair's rotations) keeps it relative.
+TEST(Ch02Sinusoidal, ARelativeScoreNeedsAMatrixThatCommutesWithTheRotations) {
+  const std::int64_t C = 8, L = 40;
+  const Tensor pe = table(L, C);
+  ag::Rng rng(5);
+  const auto general = ag::randn({C, C}, rng, ag::Dtype::f64).to_vector();
+  std::vector<double> commuting(C * C, 0.0);
+  for (std::int64_t i = 0; i < C / 2; ++i) {
+    const double a = 0.5 + double(i), b = 1.0 - 0.3 * double(i);
+    commuting[(2 * i) * C + 2 * i] = a, commuting[(2 * i) * C + 2 * i + 1] = b;
+    commuting[(2 * i + 1) * C + 2 * i] = -b, commuting[(2 * i + 1) * C + 2 * i + 1] = a;
+  }
+  auto score = [&](const std::vector<double>& M, std::int64_t m, std::int64_t n) {
+    double sum = 0;
+    for (std::int64_t r = 0; r < C; ++r)
+      for (std::int64_t c = 0; c < C; ++c) sum += pe.at({m, r}) * M[r * C + c] * pe.at({n, c});
+    return sum;
+  };
+  double general_spread = 0;
+  for (std::int64_t offset : {1, 3, 7}) {
+    const double first = score(commuting, offset, 0);
+    for (std::int64_t n = 1; n + offset < L; ++n) {
+      EXPECT_NEAR(score(commuting, n + offset, n), first, 1e-10);
+      general_spread = std::max(
+          general_spread, std::abs(score(general, n + offset, n) - score(general, offset, 0)));
+    }
+  }
+  EXPECT_GT(general_spread, 0.1);
 }
 
 TEST(Ch02Sinusoidal, ConcatenatedIsAPermutationOfInterleaved) {
