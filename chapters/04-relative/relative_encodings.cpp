@@ -1,0 +1,69 @@
+#include "relative_encodings.hpp"
+
+#include <cmath>
+
+#include "encoding_registry.hpp"
+
+namespace pe {
+
+namespace {
+
+// number_option, and the value must be a whole number: a table cannot have 16.5 rows.
+std::int64_t integer_option(const EncodingSpec& spec, const std::string& encoding,
+                            const std::string& key, std::int64_t fallback) {
+  const double value = number_option(spec, encoding, key, double(fallback));
+  ag::check(std::isfinite(value) && value == std::floor(value) && std::abs(value) < 1e15,
+            encoding.c_str(), "option ", key, " must be a whole number, got ", value);
+  return static_cast<std::int64_t>(value);
+}
+
+std::int64_t head_width_of(const EncodingSpec& spec, const char* encoding) {
+  ag::check(spec.model.heads > 0 && spec.model.width % spec.model.heads == 0, encoding, "width ",
+            spec.model.width, " is not divisible into ", spec.model.heads, " heads");
+  return spec.model.width / spec.model.heads;
+}
+
+}  // namespace
+
+// [register]
+void register_ch04_encodings() {
+  register_encoding({"shaw",
+                     "04",
+                     "Shaw et al.: learned vectors of the clipped distance j - i, added to keys "
+                     "(in the scores) and to values",
+                     {"max_distance"},
+                     [](const EncodingSpec& spec, ag::Rng& rng) {
+                       const std::int64_t k = integer_option(spec, "shaw", "max_distance", 16);
+                       return std::make_shared<ShawEncoding>(k, head_width_of(spec, "shaw"),
+                                                             spec.model.layers, rng, 0.02,
+                                                             spec.dtype);
+                     }});
+  register_encoding({"xl",
+                     "04",
+                     "Transformer-XL: (q + u) . k + (q + v) . W_R R_{i-j}, R a fixed sinusoid of "
+                     "the distance",
+                     {},
+                     [](const EncodingSpec& spec, ag::Rng& rng) {
+                       head_width_of(spec, "xl");
+                       return std::make_shared<TransformerXLEncoding>(
+                           spec.model.width, spec.model.heads, spec.model.layers, rng, spec.dtype);
+                     }});
+  register_encoding(
+      {"t5",
+       "04",
+       "T5: a learned scalar per (distance bucket, head), log-spaced buckets, "
+       "shared by all layers",
+       {"buckets", "max_distance", "bidirectional"},
+       [](const EncodingSpec& spec, ag::Rng& rng) {
+         T5BucketOptions options;
+         options.buckets = integer_option(spec, "t5", "buckets", options.buckets);
+         options.max_distance = integer_option(spec, "t5", "max_distance", options.max_distance);
+         const std::int64_t both = integer_option(spec, "t5", "bidirectional", 0);
+         ag::check(both == 0 || both == 1, "t5", "option bidirectional must be 0 or 1, got ", both);
+         options.bidirectional = both == 1;
+         return std::make_shared<T5Encoding>(spec.model.heads, options, rng, 0.02, spec.dtype);
+       }});
+}
+// [register]
+
+}  // namespace pe

@@ -1,0 +1,106 @@
+#include "shaw.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace pe {
+
+using ag::Tensor;
+
+// [shaw-index]
+ag::Indices shaw_clipped_index(std::int64_t queries, std::int64_t keys, std::int64_t q_offset,
+                               std::int64_t k) {
+  ag::check(k >= 1, "shaw", "max_distance k must be at least 1, got ", k);
+  ag::check(queries >= 0 && keys >= 0 && q_offset >= 0, "shaw",
+            "sizes and offset must not be negative, got Tq ", queries, ", Tk ", keys, ", offset ",
+            q_offset);
+  ag::Indices index{std::vector<std::int64_t>(static_cast<std::size_t>(queries * keys)),
+                    {queries, keys}};
+  for (std::int64_t i = 0; i < queries; ++i)
+    for (std::int64_t j = 0; j < keys; ++j)
+      // distances beyond k share the outermost vector: clip(j - i, -k, k), shifted to 0 .. 2k
+      index.values[i * keys + j] = std::clamp(j - (q_offset + i), -k, k) + k;
+  return index;
+}
+// [shaw-index]
+
+// [shaw-terms]
+Tensor shaw_key_term(const Tensor& q, const Tensor& table, const ag::Indices& index) {
+  ag::check(q.dim() == 4 && table.dim() == 2 && q.size(3) == table.size(1), "shaw",
+            "expected q [B, H, Tq, D] and a table [2k+1, D], got ", ag::shape_string(q.shape()),
+            " and ", ag::shape_string(table.shape()));
+  const std::int64_t B = q.size(0), H = q.size(1), Tq = q.size(2), D = q.size(3);
+  ag::check(index.shape.size() == 2 && index.shape[0] == Tq, "shaw", "index ",
+            ag::shape_string(index.shape), " does not have the ", Tq, " rows of the queries");
+  const std::int64_t Tk = index.shape[1];
+  const Tensor a = ag::embedding(table, index);  // [Tq, Tk, D]: a_ij for every pair
+  // one batched product per query position i: (B*H rows of q_i) @ (a_i0 .. a_i,Tk-1)^T
+  const Tensor q_by_position = ag::reshape(ag::permute(q, {2, 0, 1, 3}), {Tq, B * H, D});
+  const Tensor term = ag::matmul_transposed(q_by_position, a);  // [Tq, B*H, Tk]
+  return ag::permute(ag::reshape(term, {Tq, B, H, Tk}), {1, 2, 0, 3});
+}
+
+Tensor shaw_value_term(const Tensor& weights, const Tensor& table, const ag::Indices& index) {
+  ag::check(weights.dim() == 4 && table.dim() == 2, "shaw",
+            "expected weights [B, H, Tq, Tk] and a table [2k+1, D], got ",
+            ag::shape_string(weights.shape()), " and ", ag::shape_string(table.shape()));
+  const std::int64_t B = weights.size(0), H = weights.size(1), Tq = weights.size(2),
+                     Tk = weights.size(3), D = table.size(1);
+  ag::check(index.shape == ag::Shape{Tq, Tk}, "shaw", "index ", ag::shape_string(index.shape),
+            " does not match the weights' [Tq, Tk] = [", Tq, ", ", Tk, "]");
+  const Tensor a = ag::embedding(table, index);  // [Tq, Tk, D]
+  const Tensor w_by_position = ag::reshape(ag::permute(weights, {2, 0, 1, 3}), {Tq, B * H, Tk});
+  const Tensor term = ag::matmul(w_by_position, a);  // [Tq, B*H, D]
+  return ag::permute(ag::reshape(term, {Tq, B, H, D}), {1, 2, 0, 3});
+}
+// [shaw-terms]
+
+ShawEncoding::ShawEncoding(std::int64_t max_distance, std::int64_t head_width, std::int64_t layers,
+                           ag::Rng& rng, double stddev, ag::Dtype dtype)
+    : max_distance_(max_distance), head_width_(head_width) {
+  ag::check(max_distance >= 1, "shaw", "max_distance k must be at least 1, got ", max_distance);
+  ag::check(head_width >= 1 && layers >= 1, "shaw", "head width and layers must be positive, got ",
+            head_width, " and ", layers);
+  // sized once: the module keeps pointers to these tensors
+  key_tables.resize(static_cast<std::size_t>(layers));
+  value_tables.resize(static_cast<std::size_t>(layers));
+  for (std::int64_t l = 0; l < layers; ++l) {
+    key_tables[l] = ag::randn({2 * max_distance + 1, head_width}, rng, dtype, stddev);
+    value_tables[l] = ag::randn({2 * max_distance + 1, head_width}, rng, dtype, stddev);
+    register_parameter("key_table." + std::to_string(l), key_tables[l]);
+    register_parameter("value_table." + std::to_string(l), value_tables[l]);
+  }
+}
+
+const Tensor& ShawEncoding::table_of(const std::vector<Tensor>& tables, int layer) const {
+  ag::check(layer >= 0 && std::size_t(layer) < tables.size(), "shaw", "layer ", layer,
+            " has no tables; the encoding was built for ", tables.size(), " layers");
+  return tables[layer];
+}
+
+// [shaw-hooks]
+Tensor ShawEncoding::bias(const Tensor& scores, const Tensor& q, std::int64_t q_offset,
+                          int layer) const {
+  const ag::Indices index = shaw_clipped_index(q.size(2), scores.size(3), q_offset, max_distance_);
+  // the same 1/sqrt(D) as q_i . k_j, so that a^K acts like a correction to the key
+  const Tensor term = shaw_key_term(q, table_of(key_tables, layer), index);
+  return ag::add(scores, ag::mul(term, 1.0 / std::sqrt(double(head_width_))));
+}
+
+Tensor ShawEncoding::values(const Tensor& out, const Tensor& weights, std::int64_t q_offset,
+                            int layer) const {
+  const ag::Indices index =
+      shaw_clipped_index(weights.size(2), weights.size(3), q_offset, max_distance_);
+  return ag::add(out, shaw_value_term(weights, table_of(value_tables, layer), index));
+}
+// [shaw-hooks]
+
+std::vector<std::pair<std::string, Tensor>> ShawEncoding::inspect(std::int64_t length) const {
+  const ag::Indices index = shaw_clipped_index(length, length, 0, max_distance_);
+  std::vector<double> values(index.values.begin(), index.values.end());
+  return {{"index", ag::from_vector(values, {length, length}, ag::Dtype::f64)},
+          {"key_table", key_tables.front().to(ag::Dtype::f64)},
+          {"value_table", value_tables.front().to(ag::Dtype::f64)}};
+}
+
+}  // namespace pe

@@ -1,0 +1,61 @@
+// T5's relative attention bias (Raffel et al., 2020): the distance between a query and a key
+// is put into one of a few buckets (exact for near distances, logarithmic for far ones), and
+// each head adds a learned scalar per bucket to the score.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "positional_encoding.hpp"
+
+namespace pe {
+
+struct T5BucketOptions {
+  std::int64_t buckets = 32;
+  std::int64_t max_distance = 128;
+  bool bidirectional = false;  ///< our decoder is causal: only keys behind the query matter
+};
+
+/// Throws ag::Error unless the options make a bucket function: buckets >= 2 (even and >= 4
+/// when bidirectional, so that each side keeps at least one exact bucket) and max_distance
+/// greater than the number of exact buckets.
+void check_t5_options(const T5BucketOptions& options);
+
+/// T5's relative_position_bucket for relative_position = key position - query position.
+/// Bidirectional: the upper half of the buckets for keys after the query, n = |rel|.
+/// Causal: n = max(-rel, 0), so every future key falls into bucket 0 with distance 0.
+/// Of the buckets of one side, n < max_exact = side/2 is its own bucket; larger n go to
+/// max_exact + floor(log(n / max_exact) / log(max_distance / max_exact) * (side - max_exact)),
+/// clamped to the side's last bucket.
+std::int64_t t5_bucket(std::int64_t relative_position, const T5BucketOptions& options);
+
+/// buckets[i, j] = t5_bucket(j - (q_offset + i)) for queries q_offset .. q_offset+Tq-1 and
+/// keys 0 .. Tk-1.  -> Indices [Tq, Tk]
+ag::Indices t5_bucket_matrix(std::int64_t queries, std::int64_t keys, std::int64_t q_offset,
+                             const T5BucketOptions& options);
+
+/// bias[h, i, j] = table[buckets[i, j], h]: table [buckets, H] -> [H, Tq, Tk].
+ag::Tensor t5_bias(const ag::Tensor& table, const ag::Indices& buckets);
+
+/// T5's bias through the bias hook: one table [buckets, H], shared by every layer.
+class T5Encoding : public PositionalEncoding {
+ public:
+  T5Encoding(std::int64_t heads, T5BucketOptions options, ag::Rng& rng, double stddev = 0.02,
+             ag::Dtype dtype = ag::Dtype::f32);
+  std::string name() const override { return "t5"; }
+  /// scores [B, H, Tq, Tk] + t5_bias (broadcast over the batch).
+  ag::Tensor bias(const ag::Tensor& scores, const ag::Tensor& q, std::int64_t q_offset,
+                  int layer) const override;
+  /// "buckets" [length, length] (as numbers) and "bias" [H, length, length].
+  std::vector<std::pair<std::string, ag::Tensor>> inspect(std::int64_t length) const override;
+
+  const T5BucketOptions& options() const { return options_; }
+  ag::Tensor table;  ///< [buckets, H]: one learned scalar per bucket and head
+
+ private:
+  std::int64_t heads_;
+  T5BucketOptions options_;
+};
+
+}  // namespace pe

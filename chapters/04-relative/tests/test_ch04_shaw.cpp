@@ -1,0 +1,123 @@
+// Chapter 4, Shaw et al.: the clipped index matrix, the two terms against plain loops, the
+// hooks' scale, and the gradients of the terms.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "ag/gradcheck.hpp"
+#include "ch04_test_helpers.hpp"
+
+using namespace pe;
+using namespace pe::ch04_test;
+using ag::Tensor;
+
+TEST(Ch04Shaw, ClippedIndexMatrixExactValues) {
+  // k = 2: clip(j - i, -2, 2) + 2, queries and keys at 0 .. 4
+  const ag::Indices index = shaw_clipped_index(5, 5, 0, 2);
+  EXPECT_EQ(index.shape, (ag::Shape{5, 5}));
+  const std::vector<std::int64_t> expected{2, 3, 4, 4, 4,  // i = 0: j - i = 0, 1, 2, 3 -> 2, 4 -> 2
+                                           1, 2, 3, 4, 4,  //
+                                           0, 1, 2, 3, 4,  //
+                                           0, 0, 1, 2, 3,  // i = 3: j - i = -3 clips to -2
+                                           0, 0, 0, 1, 2};
+  EXPECT_EQ(index.values, expected);
+  // two queries at positions 5 and 6 against keys 0 .. 6 (a cache of 5), k = 3
+  const ag::Indices cached = shaw_clipped_index(2, 7, 5, 3);
+  EXPECT_EQ(cached.values, (std::vector<std::int64_t>{0, 0, 0, 1, 2, 3, 4,  //
+                                                      0, 0, 0, 0, 1, 2, 3}));
+}
+
+TEST(Ch04Shaw, IndexWithAnOffsetIsTheRowsOfTheFullIndex) {
+  const ag::Indices full = shaw_clipped_index(9, 9, 0, 3);
+  const ag::Indices rows = shaw_clipped_index(4, 9, 5, 3);
+  EXPECT_EQ(rows.values, std::vector<std::int64_t>(full.values.begin() + 5 * 9, full.values.end()));
+}
+
+TEST(Ch04Shaw, KeyTermIsQueryDotTheVectorOfTheClippedDistance) {
+  ag::Rng rng(1);
+  const Tensor q = ag::randn({2, 3, 4, 5}, rng, f64), table = ag::randn({5, 5}, rng, f64);
+  const ag::Indices index = shaw_clipped_index(4, 6, 2, 2);
+  const Tensor term = shaw_key_term(q, table, index);
+  ASSERT_EQ(term.shape(), (ag::Shape{2, 3, 4, 6}));
+  for (std::int64_t b = 0; b < 2; ++b)
+    for (std::int64_t h = 0; h < 3; ++h)
+      for (std::int64_t i = 0; i < 4; ++i)
+        for (std::int64_t j = 0; j < 6; ++j) {
+          const std::int64_t row = std::clamp<std::int64_t>(j - (2 + i), -2, 2) + 2;
+          double expected = 0;
+          for (std::int64_t d = 0; d < 5; ++d) expected += q.at({b, h, i, d}) * table.at({row, d});
+          EXPECT_NEAR(term.at({b, h, i, j}), expected, 1e-13);
+        }
+}
+
+TEST(Ch04Shaw, ValueTermIsTheWeightedSumOfTheVectors) {
+  ag::Rng rng(2);
+  const Tensor w = ag::randn({2, 3, 4, 6}, rng, f64), table = ag::randn({7, 5}, rng, f64);
+  const ag::Indices index = shaw_clipped_index(4, 6, 2, 3);
+  const Tensor term = shaw_value_term(w, table, index);
+  ASSERT_EQ(term.shape(), (ag::Shape{2, 3, 4, 5}));
+  for (std::int64_t b = 0; b < 2; ++b)
+    for (std::int64_t h = 0; h < 3; ++h)
+      for (std::int64_t i = 0; i < 4; ++i)
+        for (std::int64_t d = 0; d < 5; ++d) {
+          double expected = 0;
+          for (std::int64_t j = 0; j < 6; ++j)
+            expected += w.at({b, h, i, j}) *
+                        table.at({std::clamp<std::int64_t>(j - (2 + i), -3, 3) + 3, d});
+          EXPECT_NEAR(term.at({b, h, i, d}), expected, 1e-13);
+        }
+}
+
+TEST(Ch04Shaw, HooksUseTheTablesOfTheirLayerAndScaleTheKeyTermLikeTheScores) {
+  auto encoding = make_small("shaw", {{"max_distance", "2"}});
+  auto& shaw = dynamic_cast<ShawEncoding&>(*encoding);
+  ag::Rng rng(3);
+  const Tensor q = ag::randn({1, 2, 3, 8}, rng, f64), scores = ag::randn({1, 2, 3, 3}, rng, f64);
+  const ag::Indices index = shaw_clipped_index(3, 3, 0, 2);
+  for (int layer : {0, 1}) {
+    const Tensor expected = ag::add(
+        scores, ag::mul(shaw_key_term(q, shaw.key_tables[layer], index), 1.0 / std::sqrt(8.0)));
+    EXPECT_LT(max_abs_difference(shaw.bias(scores, q, 0, layer), expected), 1e-14);
+    const Tensor w = ag::softmax(scores), out = ag::randn({1, 2, 3, 8}, rng, f64).detach();
+    EXPECT_LT(max_abs_difference(shaw.values(out, w, 0, layer),
+                                 ag::add(out, shaw_value_term(w, shaw.value_tables[layer], index))),
+              1e-14);
+  }
+  // the two layers really have different tables
+  EXPECT_GT(max_abs_difference(shaw.bias(scores, q, 0, 0), shaw.bias(scores, q, 0, 1)), 1e-3);
+  EXPECT_THROW(shaw.bias(scores, q, 0, 2), ag::Error);  // built for two layers
+}
+
+TEST(Ch04Shaw, TermsPassGradcheckInFloat64) {
+  ag::Rng rng(4);
+  const Tensor q = ag::randn({2, 2, 4, 3}, rng, f64), table = ag::randn({5, 3}, rng, f64);
+  const Tensor w = ag::softmax(ag::randn({2, 2, 4, 6}, rng, f64)).detach();
+  const ag::Indices index = shaw_clipped_index(4, 6, 2, 2);
+  const auto keys = ag::gradcheck(
+      [&](const std::vector<Tensor>& in) { return shaw_key_term(in[0], in[1], index); },
+      {q, table});
+  EXPECT_TRUE(keys.passed) << keys.report;
+  const auto values = ag::gradcheck(
+      [&](const std::vector<Tensor>& in) { return shaw_value_term(in[0], in[1], index); },
+      {w, table});
+  EXPECT_TRUE(values.passed) << values.report;
+}
+
+TEST(Ch04Shaw, EncodingHooksPassGradcheckInFloat64) {
+  // the encoding alone: its two terms w.r.t. q, the weights and both tables of layer 1
+  auto encoding = make_small("shaw", {{"max_distance", "2"}});
+  ag::Rng rng(5);
+  const Tensor q = ag::randn({1, 2, 4, 8}, rng, f64), out = ag::zeros({1, 2, 4, 8}, f64);
+  const Tensor w = ag::softmax(ag::randn({1, 2, 4, 4}, rng, f64)).detach();
+  std::vector<Tensor> inputs = encoding->parameters();
+  inputs.push_back(q);
+  inputs.push_back(w);
+  const auto result = ag::gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        const Tensor scores = encoding->bias(ag::zeros({1, 2, 4, 4}, f64), in[in.size() - 2], 1, 1);
+        const Tensor added = encoding->values(out, in.back(), 1, 1);
+        return ag::concat({ag::reshape(scores, {-1}), ag::reshape(added, {-1})}, 0);
+      },
+      inputs);
+  EXPECT_TRUE(result.passed) << result.report;
+}
