@@ -1,4 +1,4 @@
-// The options every chapter's experiment takes: --steps N, --seed S, --out DIR.
+// The options every chapter's experiment takes: --steps N, --seed S, --out DIR, --retrain.
 #pragma once
 #include <cstdint>
 #include <stdexcept>
@@ -10,6 +10,9 @@ struct ChapterOptions {
   std::int64_t steps = 1500;  ///< the reference run's length
   std::uint64_t seed = 1;
   std::string out;            ///< folder for runs and figures
+  /// false: take a run already finished in its folder with the same configuration
+  /// (load_finished_run) instead of training it again; --retrain sets true.
+  bool retrain = false;
 };
 
 /// Reads argv; a bad value or an unknown option throws std::invalid_argument with a one-line
@@ -37,9 +40,10 @@ inline ChapterOptions parse_chapter_options(int argc, char** argv, const std::st
     if (arg == "--steps") options.steps = positive(value());
     else if (arg == "--seed") options.seed = static_cast<std::uint64_t>(positive(value()));
     else if (arg == "--out") options.out = value();
+    else if (arg == "--retrain") options.retrain = true;
     else
       throw std::invalid_argument("unknown option '" + arg +
-                                  "' (expected --steps, --seed or --out)");
+                                  "' (expected --steps, --seed, --out or --retrain)");
   }
   return options;
 }

@@ -17,17 +17,23 @@ struct ReferenceRun {
   RunSummary summary;
   std::string run_dir;  ///< <out>/<task><suffix>: run.json, checkpoint.agt, attention.png, ...
   std::string line;     ///< "sinusoidal  shiftk  1500 steps  seed 1  accuracy 1.0000 ..."
+  /// mean_attention of the trained model on 256 held-out sequences, [layer][head][r or j]:
+  /// by the distance r back from the query, and by the key's position j.
+  std::vector<std::vector<std::vector<double>>> by_offset, by_key;
 };
 
 /// Trains `encoding` on each task with the reference configuration (TrainConfig's defaults,
 /// options.steps and options.seed), after `adjust` (if given) has changed the configuration,
-/// e.g. the number of heads. Runs go to <options.out>/<task><suffix>.
+/// e.g. the number of heads. Runs go to <options.out>/<task><suffix>; a run already finished
+/// there with the same configuration is taken as it is unless options.retrain is set.
 std::vector<ReferenceRun> train_reference_runs(
     const std::string& encoding, const ChapterOptions& options,
     const std::vector<std::string>& tasks = {"shiftk", "alternating"},
     const std::string& suffix = "", const std::function<void(TrainConfig&)>& adjust = {});
 
-/// Prints a heading and the runs' result lines.
-void print_reference_runs(const std::string& heading, const std::vector<ReferenceRun>& runs);
+/// Prints a heading and the runs' result lines, then for every run, layer and head the mean
+/// attention weight on the keys 0 .. max_offset positions back, and on keys 0 .. max_offset.
+void print_reference_runs(const std::string& heading, const std::vector<ReferenceRun>& runs,
+                          std::int64_t max_offset = 8);
 
 }  // namespace pe

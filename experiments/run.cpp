@@ -61,6 +61,40 @@ void write_attention_figure(Trainer& trainer, std::int64_t length, const std::st
                      std::to_string(trainer.steps_done()) + " steps)");
 }
 
+std::vector<std::vector<std::vector<double>>> mean_attention(Trainer& trainer,
+                                                            std::int64_t length,
+                                                            std::int64_t sequences,
+                                                            AttentionAxis axis) {
+  ag::check(length >= 1 && sequences >= 1, "mean_attention",
+            "needs a positive length and number of sequences, got ", length, " and ", sequences);
+  const Batch batch = trainer.task().held_out(sequences, length, trainer.config().seed);
+  Decoder& model = trainer.model();
+  model.capture_attention(true);
+  {
+    ag::NoGradGuard no_grad;
+    model.forward(batch.inputs);
+  }
+  model.capture_attention(false);
+  std::vector<std::vector<std::vector<double>>> result;
+  for (const ag::Tensor& weights : model.attention_weights()) {  // [B, H, T, T]
+    const auto w = weights.to_vector();
+    const std::int64_t B = weights.size(0), H = weights.size(1), T = weights.size(2);
+    std::vector<std::vector<double>> heads(H, std::vector<double>(T, 0.0));
+    for (std::int64_t h = 0; h < H; ++h)
+      for (std::int64_t r = 0; r < T; ++r) {  // r: the offset or the key
+        double sum = 0;
+        for (std::int64_t b = 0; b < B; ++b)
+          for (std::int64_t i = r; i < T; ++i) {
+            const std::int64_t j = axis == AttentionAxis::offset ? i - r : r;
+            sum += w[((b * H + h) * T + i) * T + j];
+          }
+        heads[h][r] = sum / double(B * (T - r));
+      }
+    result.push_back(heads);
+  }
+  return result;
+}
+
 namespace {
 
 nlohmann::json history_json(const std::vector<HistoryPoint>& history) {

@@ -46,6 +46,20 @@ std::optional<RunSummary> load_finished_run(const TrainConfig& config, const std
 /// per layer and head.
 void write_attention_figure(Trainer& trainer, std::int64_t length, const std::string& png_path);
 
+/// How the mean attention of a trained model is indexed: by the distance r = i - j between
+/// query i and key j, or by the key's absolute position j.
+enum class AttentionAxis { offset, key };
+
+/// The mean attention weight on the key r positions back (AttentionAxis::offset) or on key
+/// j (AttentionAxis::key), for r or j = 0 .. length-1: averaged over the first `sequences`
+/// held-out sequences of `length` tokens and over every query that can see such a key
+/// (i >= r, or i >= j). -> [layer][head][r or j]. The numbers behind the chapters'
+/// sentences about where a trained model looks.
+std::vector<std::vector<std::vector<double>>> mean_attention(Trainer& trainer,
+                                                            std::int64_t length,
+                                                            std::int64_t sequences,
+                                                            AttentionAxis axis);
+
 /// Accuracy at each length on the held-out set.
 std::map<std::int64_t, Evaluation> evaluate_lengths(Trainer& trainer,
                                                     const std::vector<std::int64_t>& lengths,

@@ -44,11 +44,11 @@ void dimension_figure(const std::string& path) {
   const std::int64_t length = 128;
   const auto pe = table(length).to_vector();
   std::vector<pe::Series> series;
-  for (std::int64_t i : {0, 4, 16, 48}) {
+  for (std::int64_t i : {0, 16, 32, 48}) {
     const double period = 2 * M_PI * std::pow(10000.0, 2.0 * double(i) / double(kWidth));
     char label[80];
-    std::snprintf(label, sizeof label, "dim %ld = sin, pair i = %ld (period %.0f)", long(2 * i),
-                  long(i), period);
+    std::snprintf(label, sizeof label, "dim %ld (i = %ld, period %.0f)", long(2 * i), long(i),
+                  period);
     pe::Series s{label, {}, {}};
     for (std::int64_t pos = 0; pos < length; ++pos) {
       s.x.push_back(double(pos));
@@ -56,7 +56,7 @@ void dimension_figure(const std::string& path) {
     }
     series.push_back(s);
   }
-  pe::write_line_plot(path, series, "sinusoidal PE: low dimensions turn fast, high ones slowly",
+  pe::write_line_plot(path, series, "PE(pos, 2i) = sin(pos w_i): fast low, slow high",
                       "position pos", "PE(pos, dim)", false, {{-1.1, 1.1}});
 }
 
