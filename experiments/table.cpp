@@ -1,5 +1,6 @@
 #include "table.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -31,7 +32,9 @@ void run_table(const TableOptions& options) {
         config.model.layers = layers;
         config.seed = options.seed;
         config.steps = options.fast ? std::min<std::int64_t>(options.steps, 300) : options.steps;
-        config.eval_every = std::max<std::int64_t>(config.steps / 10, 1);
+        // TrainConfig's evaluation interval, as in `pe train` and the chapters' experiments, so
+        // that a table row and a chapter's run of the same encoding are the same run.
+        config.eval_every = std::min(config.eval_every, std::max<std::int64_t>(config.steps, 1));
         if (options.fast) config.eval_sequences = 64;
         const std::string name = encoding + "-" + task + "-l" + std::to_string(layers);
         progress.line("run " + std::to_string(++done) + "/" + std::to_string(total) + ": " + name);
