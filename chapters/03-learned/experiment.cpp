@@ -58,6 +58,19 @@ pe::Heatmap similarity_panel(const std::vector<double>& s, std::int64_t rows,
   return h;
 }
 
+// The mean length of the table's rows.
+double mean_row_norm(const Tensor& table) {
+  const std::int64_t rows = table.size(0), cols = table.size(1);
+  const auto t = table.to_vector();
+  double sum = 0;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    double sq = 0;
+    for (std::int64_t c = 0; c < cols; ++c) sq += t[i * cols + c] * t[i * cols + c];
+    sum += std::sqrt(sq);
+  }
+  return sum / double(rows);
+}
+
 // The table the trainer saved in a run's checkpoint.
 Tensor trained_table(const std::string& run_dir) {
   auto trainer = pe::Trainer::resume(run_dir + "/checkpoint.agt");
@@ -93,13 +106,14 @@ int main(int argc, char** argv) {
     const std::int64_t length = runs.front().config.length;
 
     // The untrained table, drawn exactly as the trainer draws it (same seed, same stream).
-    std::vector<pe::Heatmap> panels;
+    std::vector<pe::Heatmap> panels, table_panels;
     {
       auto fresh = pe::Trainer(runs.front().config);
       const auto* learned = dynamic_cast<const pe::LearnedEncoding*>(fresh.model().encoding.get());
       const auto s = cosine_similarity(learned->table.detach());
       panels.push_back(similarity_panel(s, length, "untrained (N(0, 0.02^2))"));
-      std::printf("\nuntrained: mean cosine similarity of rows r apart, r = 1, 2, 4, 8, 16: "
+      std::printf("\nuntrained: mean row length %.3f\n", mean_row_norm(learned->table.detach()));
+      std::printf("untrained: mean cosine similarity of rows r apart, r = 1, 2, 4, 8, 16: "
                   "%.3f %.3f %.3f %.3f %.3f\n",
                   mean_similarity_at(s, length, 1), mean_similarity_at(s, length, 2),
                   mean_similarity_at(s, length, 4), mean_similarity_at(s, length, 8),
@@ -108,21 +122,25 @@ int main(int argc, char** argv) {
     for (const auto& run : runs) {
       const Tensor table = trained_table(run.run_dir);
       const auto s = cosine_similarity(table);
+      std::printf("%-11s: mean row length %.3f\n", run.config.task.c_str(), mean_row_norm(table));
       panels.push_back(similarity_panel(s, length, "trained on " + run.config.task));
       std::printf("%-11s: mean cosine similarity of rows r apart, r = 1, 2, 4, 8, 16: "
                   "%.3f %.3f %.3f %.3f %.3f\n",
                   run.config.task.c_str(), mean_similarity_at(s, length, 1),
                   mean_similarity_at(s, length, 2), mean_similarity_at(s, length, 4),
                   mean_similarity_at(s, length, 8), mean_similarity_at(s, length, 16));
-      pe::Heatmap h = pe::heatmap_from(table, "learned table after training on " + run.config.task);
-      h.x_label = "dimension";
+      // The first 64 of the 256 columns: all of them would draw a strip too thin to read.
+      pe::Heatmap h = pe::heatmap_from(ag::slice(table, 1, 0, 64), "trained on " + run.config.task);
+      h.x_label = "dimension (0 .. 63 of 256)";
       h.y_label = "position";
       h.palette = pe::Palette::diverging;
-      pe::write_heatmaps(options.out + "/learned_table_" + run.config.task + ".png", {h}, "");
+      table_panels.push_back(h);
       std::filesystem::copy_file(run.run_dir + "/attention.png",
                                  options.out + "/attention_" + run.config.task + ".png",
                                  std::filesystem::copy_options::overwrite_existing);
     }
+    pe::write_heatmaps(options.out + "/learned_table.png", table_panels,
+                       "the learned position table after training", 2);
     pe::write_heatmaps(options.out + "/learned_similarity.png", panels,
                        "cosine similarity between the rows of the position table", 3);
 
