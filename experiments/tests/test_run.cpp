@@ -2,22 +2,14 @@
 #include <gtest/gtest.h>
 
 #include "run.hpp"
+#include "tiny_config.hpp"
 
 using namespace pe;
 
 TEST(Run, MeanAttentionAveragesRowsThatSumToOne) {
-  TrainConfig c;
-  c.task = "shiftk";
-  c.model.width = 16;
-  c.model.heads = 2;
+  TrainConfig c = tiny();
   c.model.layers = 2;
-  c.model.ffn_width = 32;
-  c.length = 8;
-  c.batch = 4;
   c.steps = 3;
-  c.warmup = 1;
-  c.eval_every = 3;
-  c.eval_sequences = 8;
   Trainer trainer(c);
   trainer.train();
   const std::int64_t T = 10, sequences = 5;

@@ -2,27 +2,11 @@
 #include <gtest/gtest.h>
 
 #include "ag/io.hpp"
+#include "tiny_config.hpp"
 #include "trainer.hpp"
 
 using namespace pe;
 
-namespace {
-TrainConfig tiny(const std::string& task = "shiftk") {
-  TrainConfig c;
-  c.task = task;
-  c.model.width = 32;
-  c.model.heads = 2;
-  c.model.ffn_width = 64;
-  c.length = 12;
-  c.batch = 16;
-  c.steps = 40;
-  c.warmup = 5;
-  c.lr = 3e-3;
-  c.eval_every = 20;
-  c.eval_sequences = 32;
-  return c;
-}
-}  // namespace
 
 TEST(Trainer, LossFallsOnAlternatingChar) {
   TrainConfig c = tiny("alternating");
