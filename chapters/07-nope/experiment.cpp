@@ -141,10 +141,10 @@ int main(int argc, char** argv) {
                         "no positional encoding: held-out token accuracy", "step", "accuracy",
                         false, std::make_pair(0.0, 1.0));
     pe::write_line_plot(options.out + "/probe_r2.png", r2_lines,
-                        "linear probe of position: R^2 on held-out sequences (0 = embedding)",
-                        "layer", "R^2", false, std::make_pair(-0.1, 1.0));
+                        "position probe: R^2 on held-out sequences",
+                        "layer (0 = embedding)", "R^2", false, std::make_pair(-0.1, 1.0));
     pe::write_line_plot(options.out + "/probe_mae.png", mae_lines,
-                        "linear probe of position: mean absolute error (0 = embedding)", "layer",
+                        "position probe: mean absolute error", "layer (0 = embedding)",
                         "mean |position - prediction|");
 
     std::printf("\nheld-out token accuracy (256 sequences of 32), no positional encoding:\n");
