@@ -2,15 +2,17 @@
 // AlternatingChar (1 layer), and on ShiftK with 8 layers; accuracy curves, attention
 // heatmaps, and a linear probe of position at every depth of the trained models.
 //
-//   ch07_experiment [--steps N] [--seed S] [--out DIR]
+//   ch07_experiment [--steps N] [--seed S] [--out DIR] [--retrain]
 //
 // A run whose folder already holds a finished run of exactly the same configuration (run.json
-// and checkpoint.agt) is loaded instead of trained again, and the output says so.
+// and checkpoint.agt) is loaded instead of trained again, and the output says so; --retrain
+// trains it again.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -57,12 +59,14 @@ pe::Series accuracy_curve(const std::string& csv_path, const std::string& label)
 
 // [reuse-or-train]
 // Trains the run, or loads it if its folder holds a finished run of this configuration.
-void train_or_reuse(ChapterRun& run, const std::string& out) {
+void train_or_reuse(ChapterRun& run, const std::string& out, bool retrain) {
   const std::string dir = out + "/" + run.name;
   // The trainer stores the task's vocabulary in the configuration; set it so that the
   // comparison with a finished run's run.json sees the same numbers.
   run.config.model.vocab = pe::make_task(run.task)->vocab_size();
-  if (auto earlier = pe::load_finished_run(run.config, dir)) {
+  std::optional<pe::RunSummary> earlier;
+  if (!retrain) earlier = pe::load_finished_run(run.config, dir);
+  if (earlier) {
     run.summary = *earlier;
     run.reused = true;
     std::printf("%-15s reusing the finished run in %s (same configuration)\n", run.name.c_str(),
@@ -105,7 +109,7 @@ int main(int argc, char** argv) {
       run.config.seed = options.seed;
       runs.push_back(std::move(run));
     }
-    for (ChapterRun& run : runs) train_or_reuse(run, options.out);
+    for (ChapterRun& run : runs) train_or_reuse(run, options.out, options.retrain);
 
     // [probe-runs]
     // Position probes: fitted on 256 held-out sequences, scored on 128 others (seeds that
