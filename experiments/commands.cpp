@@ -186,11 +186,33 @@ void add_heatmap_command(CLI::App& app) {
   });
 }
 
+// The query `vector` of one head, placed at each of `positions` in turn and passed through
+// the encoding's rotate hook (layer 0): what RoPE does to one vector, or nothing for encodings
+// that do not rotate.
+template <class Flags>
+nlohmann::json rotate_at_positions(const PositionalEncoding& encoding, const Flags& flags) {
+  const std::int64_t D = flags.dim / flags.heads;
+  ag::check(std::int64_t(flags.vector.size()) == D, "inspect", "--vector needs D = dim / heads = ",
+            D, " numbers, got ", flags.vector.size());
+  std::vector<std::int64_t> positions = flags.positions;
+  if (positions.empty())
+    for (std::int64_t p = 0; p < flags.length; ++p) positions.push_back(p);
+  std::vector<std::vector<double>> rows;
+  const ag::Tensor q = ag::from_vector(flags.vector, {1, 1, 1, D}, ag::Dtype::f64);
+  for (std::int64_t p : positions) {
+    // one token at position p, the same vector as query and key
+    rows.push_back(encoding.rotate(q, q, p, 0).first.to_vector());
+  }
+  return {{"positions", positions}, {"values", rows}};
+}
+
 void add_inspect_command(CLI::App& app) {
   struct Flags {
     std::string encoding;
     std::int64_t length = 32, dim = 64, heads = 1;
     std::vector<std::string> options;
+    std::vector<double> vector;
+    std::vector<std::int64_t> positions;
     bool json = false;
   };
   auto flags = std::make_shared<Flags>();
@@ -200,6 +222,14 @@ void add_inspect_command(CLI::App& app) {
   cmd->add_option("--dim", flags->dim, "model width C")->capture_default_str()->check(CLI::Range(1, 65536));
   cmd->add_option("--heads", flags->heads, "attention heads")->capture_default_str()->check(CLI::Range(1, 1024));
   cmd->add_option("--option,-o", flags->options, "encoding option key=value (repeatable)");
+  cmd->add_option("--vector", flags->vector,
+                  "a query of one head (D = dim / heads numbers, comma-separated) to pass through "
+                  "the encoding's rotate hook; printed as \"rotated\"")
+      ->delimiter(',');
+  cmd->add_option("--positions", flags->positions,
+                  "positions at which to rotate --vector (default 0 .. length-1)")
+      ->delimiter(',')
+      ->check(CLI::Range(std::int64_t(0), std::int64_t(1000000)));
   cmd->add_flag("--json", flags->json, "print JSON (the only format so far)");
   cmd->callback([flags] {
     EncodingSpec spec;
@@ -219,6 +249,9 @@ void add_inspect_command(CLI::App& app) {
     for (const auto& [name, tensor] : encoding->inspect(flags->length)) {
       out[name] = {{"shape", tensor.shape()}, {"values", tensor.to_vector()}};
     }
+    if (!flags->vector.empty()) out["rotated"] = rotate_at_positions(*encoding, *flags);
+    else
+      ag::check(flags->positions.empty(), "inspect", "--positions needs --vector");
     std::cout << out.dump() << "\n";
   });
 }

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -126,6 +127,24 @@ TEST(Cli, TableReusesOnlyFinishedRunsWithTheSameConfiguration) {
   const Outcome damaged = run(table + " --steps 4 --reuse");  // after a progress line
   EXPECT_GT(damaged.exit_code, 0) << damaged.output;
   EXPECT_NE(damaged.output.find("not valid JSON"), std::string::npos) << damaged.output;
+}
+
+// --vector goes through the encoding's rotate hook: RoPE turns (1, 0) of plane 0 by p radians
+// at position p; an encoding that does not rotate returns the vector as it is.
+TEST(Cli, InspectRotatesAGivenVectorAtGivenPositions) {
+  const Outcome rope = run("inspect rope --dim 4 --vector 1,0,0,0 --positions 0,3");
+  ASSERT_EQ(rope.exit_code, 0) << rope.output;
+  const auto rotated = nlohmann::json::parse(rope.output)["rotated"];
+  EXPECT_EQ(rotated["positions"], nlohmann::json::array({0, 3}));
+  EXPECT_DOUBLE_EQ(rotated["values"][0][0].get<double>(), 1.0);
+  EXPECT_NEAR(rotated["values"][1][0].get<double>(), std::cos(3.0), 1e-12);
+  EXPECT_NEAR(rotated["values"][1][1].get<double>(), std::sin(3.0), 1e-12);
+  const Outcome none = run("inspect none --dim 4 --vector 1,2,3,4 --positions 5");
+  ASSERT_EQ(none.exit_code, 0) << none.output;
+  EXPECT_EQ(nlohmann::json::parse(none.output)["rotated"]["values"][0],
+            nlohmann::json::array({1.0, 2.0, 3.0, 4.0}));
+  expect_one_line_error(run("inspect rope --dim 4 --vector 1,0"), "4 numbers");
+  expect_one_line_error(run("inspect rope --dim 4 --positions 2"), "needs --vector");
 }
 
 TEST(Cli, InspectPrintsJson) {
