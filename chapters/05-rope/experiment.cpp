@@ -1,7 +1,7 @@
 // Chapter 5's experiment: RoPE's angles and the decay of q.k with distance, then the
 // reference model trained with RoPE on ShiftK and AlternatingChar.
 //
-//   ch05_experiment [--steps N] [--seed S] [--out DIR]
+//   ch05_experiment [--steps N] [--seed S] [--out DIR] [--retrain]
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -12,7 +12,7 @@
 #include "chapter_options.hpp"
 #include "figures.hpp"
 #include "rope.hpp"
-#include "run.hpp"
+#include "reference_runs.hpp"
 
 using ag::Tensor;
 
@@ -79,26 +79,9 @@ int main(int argc, char** argv) {
         "%.3f %.3f %.3f %.3f %.3f %.3f\n",
         wide.y[1], wide.y[4], wide.y[16], wide.y[64], wide.y[256], wide.y[1023]);
 
-    std::vector<std::string> lines;
-    for (const std::string task : {"shiftk", "alternating"}) {
-      pe::TrainConfig config;  // the reference run: 1 layer, 1 head, width 256, length 32
-      config.task = task;
-      config.encoding = "rope";
-      config.steps = options.steps;
-      config.seed = options.seed;
-      pe::RunOptions run;
-      run.out_dir = options.out + "/" + task;
-      const pe::RunSummary summary = pe::run_training(config, run);
-      const pe::Evaluation& e = summary.final.at(config.length);
-      char line[200];
-      std::snprintf(line, sizeof line,
-                    "rope  %-12s %5ld steps  seed %lu  accuracy %.4f  loss %.4f  (%.0f s)",
-                    task.c_str(), long(options.steps), (unsigned long)options.seed, e.accuracy,
-                    e.loss, summary.train_seconds);
-      lines.push_back(line);
-    }
-    std::printf("\nheld-out token accuracy (256 sequences of 32), reference model with RoPE:\n");
-    for (const auto& line : lines) std::printf("%s\n", line.c_str());
+    const auto runs = pe::train_reference_runs("rope", options);
+    pe::print_reference_runs(
+        "held-out token accuracy (256 sequences of 32), reference model with RoPE:", runs);
     std::printf("figures and runs in %s/\n", options.out.c_str());
   } catch (const std::exception& e) {
     std::cerr << "ch05_experiment: " << e.what() << "\n";

@@ -1,7 +1,7 @@
 // Chapter 6's experiment: ALiBi's slopes and biases, then the reference model (1 head) and an
 // 8-head variant trained with ALiBi on ShiftK and AlternatingChar.
 //
-//   ch06_experiment [--steps N] [--seed S] [--out DIR]
+//   ch06_experiment [--steps N] [--seed S] [--out DIR] [--retrain]
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -12,7 +12,7 @@
 #include "chapter_registry.hpp"
 #include "chapter_options.hpp"
 #include "figures.hpp"
-#include "run.hpp"
+#include "reference_runs.hpp"
 
 using ag::Tensor;
 
@@ -85,29 +85,14 @@ int main(int argc, char** argv) {
                   long(heads));
     }
 
-    std::vector<std::string> lines;
-    for (std::int64_t heads : {1, 8})
-      for (const std::string task : {"shiftk", "alternating"}) {
-        pe::TrainConfig config;  // the reference run: 1 layer, width 256, length 32
-        config.task = task;
-        config.encoding = "alibi";
-        config.model.heads = heads;
-        config.steps = options.steps;
-        config.seed = options.seed;
-        pe::RunOptions run;
-        run.out_dir = options.out + "/" + task + "-h" + std::to_string(heads);
-        const pe::RunSummary summary = pe::run_training(config, run);
-        const pe::Evaluation& e = summary.final.at(config.length);
-        char line[200];
-        std::snprintf(
-            line, sizeof line,
-            "alibi  %-12s %ld head%s  %5ld steps  seed %lu  accuracy %.4f  loss %.4f  (%.0f s)",
-            task.c_str(), long(heads), heads == 1 ? " " : "s", long(options.steps),
-            (unsigned long)options.seed, e.accuracy, e.loss, summary.train_seconds);
-        lines.push_back(line);
-      }
-    std::printf("\nheld-out token accuracy (256 sequences of 32), width 256, 1 layer, ALiBi:\n");
-    for (const auto& line : lines) std::printf("%s\n", line.c_str());
+    std::vector<pe::ReferenceRun> runs;
+    for (std::int64_t heads : {1, 8})  // the reference model's single head, then 8 heads
+      for (auto& run : pe::train_reference_runs("alibi", options, {"shiftk", "alternating"},
+                                                "-h" + std::to_string(heads),
+                                                [heads](pe::TrainConfig& c) { c.model.heads = heads; }))
+        runs.push_back(std::move(run));
+    pe::print_reference_runs(
+        "held-out token accuracy (256 sequences of 32), width 256, 1 layer, ALiBi:", runs);
     std::printf("figures and runs in %s/\n", options.out.c_str());
   } catch (const std::exception& e) {
     std::cerr << "ch06_experiment: " << e.what() << "\n";
