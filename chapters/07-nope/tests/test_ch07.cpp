@@ -134,32 +134,33 @@ TEST(Ch07NoPE, UniformCausalHeadComputesTheRunningMean) {
 }
 
 // [one-over-position]
-TEST(Ch07NoPE, ComponentOfTheFirstTokenShrinksAsOneOverPosition) {
+// Channel 0 is 1 in the first token and 0 in all others, the other channels noise; the uniform
+// head's output in channel 0 at each of 16 positions.
+std::vector<double> share_of_the_first_token(bool causal) {
   ag::Rng rng(3);
   const std::int64_t T = 16, C = 4;
-  SelfAttention attention(C, 1, rng, /*causal=*/true, ag::Dtype::f64);
+  SelfAttention attention(C, 1, rng, causal, ag::Dtype::f64);
   make_uniform_identity_head(attention);
   NoEncoding none;
-  // Channel 0 is 1 in the first token and 0 in all others; the other channels are noise.
   std::vector<double> x = ag::randn({1, T, C}, rng, ag::Dtype::f64).to_vector();
   for (std::int64_t t = 0; t < T; ++t) x[t * C] = t == 0 ? 1.0 : 0.0;
   const Tensor out = attention.forward(ag::from_vector(x, {1, T, C}, ag::Dtype::f64), none, 0);
-  for (std::int64_t i = 0; i < T; ++i)
-    EXPECT_NEAR(out.at({0, i, 0}), 1.0 / double(i + 1), 1e-15) << "position " << i;
+  std::vector<double> share;
+  for (std::int64_t i = 0; i < T; ++i) share.push_back(out.at({0, i, 0}));
+  return share;
+}
+
+TEST(Ch07NoPE, ComponentOfTheFirstTokenShrinksAsOneOverPosition) {
+  const auto share = share_of_the_first_token(/*causal=*/true);
+  for (std::size_t i = 0; i < share.size(); ++i)
+    EXPECT_NEAR(share[i], 1.0 / double(i + 1), 1e-15) << "position " << i;
 }
 // [one-over-position]
 
 TEST(Ch07NoPE, WithoutTheMaskTheFirstTokenIsSpreadEvenly) {
-  ag::Rng rng(3);
-  const std::int64_t T = 16, C = 4;
-  SelfAttention attention(C, 1, rng, /*causal=*/false, ag::Dtype::f64);
-  make_uniform_identity_head(attention);
-  NoEncoding none;
-  std::vector<double> x = ag::randn({1, T, C}, rng, ag::Dtype::f64).to_vector();
-  for (std::int64_t t = 0; t < T; ++t) x[t * C] = t == 0 ? 1.0 : 0.0;
-  const Tensor out = attention.forward(ag::from_vector(x, {1, T, C}, ag::Dtype::f64), none, 0);
-  for (std::int64_t i = 0; i < T; ++i)
-    EXPECT_NEAR(out.at({0, i, 0}), 1.0 / double(T), 1e-15) << "position " << i;
+  const auto share = share_of_the_first_token(/*causal=*/false);
+  for (std::size_t i = 0; i < share.size(); ++i)
+    EXPECT_NEAR(share[i], 1.0 / double(share.size()), 1e-15) << "position " << i;
 }
 
 TEST(Ch07NoPE, ARepeatedTokenGivesEveryPositionTheSameOutput) {
