@@ -186,23 +186,17 @@ void add_heatmap_command(CLI::App& app) {
   });
 }
 
-// The query `vector` of one head, placed at each of `positions` in turn and passed through
-// the encoding's rotate hook (layer 0): what RoPE does to one vector, or nothing for encodings
-// that do not rotate.
-template <class Flags>
-nlohmann::json rotate_at_positions(const PositionalEncoding& encoding, const Flags& flags) {
-  const std::int64_t D = flags.dim / flags.heads;
-  ag::check(std::int64_t(flags.vector.size()) == D, "inspect", "--vector needs D = dim / heads = ",
-            D, " numbers, got ", flags.vector.size());
-  std::vector<std::int64_t> positions = flags.positions;
-  if (positions.empty())
-    for (std::int64_t p = 0; p < flags.length; ++p) positions.push_back(p);
+// The query `vector` of one head (width vector.size()), placed at each of `positions` in turn
+// and passed through the encoding's rotate hook (layer 0): what RoPE does to one vector, or
+// nothing for encodings that do not rotate.
+nlohmann::json rotate_at_positions(const PositionalEncoding& encoding,
+                                   const std::vector<double>& vector,
+                                   const std::vector<std::int64_t>& positions) {
+  const auto D = std::int64_t(vector.size());
+  const ag::Tensor q = ag::from_vector(vector, {1, 1, 1, D}, ag::Dtype::f64);
   std::vector<std::vector<double>> rows;
-  const ag::Tensor q = ag::from_vector(flags.vector, {1, 1, 1, D}, ag::Dtype::f64);
-  for (std::int64_t p : positions) {
-    // one token at position p, the same vector as query and key
+  for (std::int64_t p : positions)  // one token at position p, the same vector as query and key
     rows.push_back(encoding.rotate(q, q, p, 0).first.to_vector());
-  }
   return {{"positions", positions}, {"values", rows}};
 }
 
@@ -249,9 +243,17 @@ void add_inspect_command(CLI::App& app) {
     for (const auto& [name, tensor] : encoding->inspect(flags->length)) {
       out[name] = {{"shape", tensor.shape()}, {"values", tensor.to_vector()}};
     }
-    if (!flags->vector.empty()) out["rotated"] = rotate_at_positions(*encoding, *flags);
-    else
+    if (!flags->vector.empty()) {
+      const std::int64_t D = flags->dim / flags->heads;
+      ag::check(std::int64_t(flags->vector.size()) == D, "inspect",
+                "--vector needs D = dim / heads = ", D, " numbers, got ", flags->vector.size());
+      std::vector<std::int64_t> positions = flags->positions;
+      if (positions.empty())  // default: every position 0 .. length-1
+        for (std::int64_t p = 0; p < flags->length; ++p) positions.push_back(p);
+      out["rotated"] = rotate_at_positions(*encoding, flags->vector, positions);
+    } else {
       ag::check(flags->positions.empty(), "inspect", "--positions needs --vector");
+    }
     std::cout << out.dump() << "\n";
   });
 }

@@ -1,6 +1,7 @@
 #include "reference_runs.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 
 namespace pe {
@@ -36,9 +37,11 @@ std::vector<ReferenceRun> train_reference_runs(const std::string& encoding,
                   run.config.model.heads == 1 ? " " : "s", long(run.config.steps),
                   (unsigned long)run.config.seed, e.accuracy, e.loss, run.summary.train_seconds);
     run.line = line;
-    auto trained = Trainer::resume(run.run_dir + "/checkpoint.agt");
-    run.by_offset = mean_attention(*trained, run.config.length, 256, AttentionAxis::offset);
-    run.by_key = mean_attention(*trained, run.config.length, 256, AttentionAxis::key);
+    run.trainer = Trainer::resume(run.run_dir + "/checkpoint.agt");
+    run.attention = mean_attention(*run.trainer, run.config.length, 256);
+    std::filesystem::copy_file(run.run_dir + "/attention.png",
+                               options.out + "/attention_" + task + suffix + ".png",
+                               std::filesystem::copy_options::overwrite_existing);
     runs.push_back(std::move(run));
   }
   return runs;
@@ -51,17 +54,17 @@ void print_reference_runs(const std::string& heading, const std::vector<Referenc
   auto print = [&](const char* what, const auto& field) {
     std::printf("\nmean attention weight %s, 0 .. %ld:\n", what, long(max_offset));
     for (const ReferenceRun& run : runs)
-      for (std::size_t layer = 0; layer < (run.*field).size(); ++layer)
-        for (std::size_t h = 0; h < (run.*field)[layer].size(); ++h) {
+      for (std::size_t layer = 0; layer < (run.attention.*field).size(); ++layer)
+        for (std::size_t h = 0; h < (run.attention.*field)[layer].size(); ++h) {
           std::printf("%-12s layer %zu head %zu:", run.config.task.c_str(), layer + 1, h + 1);
-          const auto& profile = (run.*field)[layer][h];
+          const auto& profile = (run.attention.*field)[layer][h];
           for (std::int64_t r = 0; r <= max_offset && r < std::int64_t(profile.size()); ++r)
             std::printf(" %.3f", profile[r]);
           std::printf("\n");
         }
   };
-  print("on the key r positions back, r", &ReferenceRun::by_offset);
-  print("on key j (over the queries that see it), j", &ReferenceRun::by_key);
+  print("on the key r positions back, r", &AttentionAverages::by_offset);
+  print("on key j (over the queries that see it), j", &AttentionAverages::by_key);
 }
 
 }  // namespace pe

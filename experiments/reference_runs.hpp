@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,15 +18,15 @@ struct ReferenceRun {
   RunSummary summary;
   std::string run_dir;  ///< <out>/<task><suffix>: run.json, checkpoint.agt, attention.png, ...
   std::string line;     ///< "sinusoidal  shiftk  1500 steps  seed 1  accuracy 1.0000 ..."
-  /// mean_attention of the trained model on 256 held-out sequences, [layer][head][r or j]:
-  /// by the distance r back from the query, and by the key's position j.
-  std::vector<std::vector<std::vector<double>>> by_offset, by_key;
+  std::unique_ptr<Trainer> trainer;  ///< the trained model, loaded from checkpoint.agt
+  AttentionAverages attention;       ///< mean_attention on 256 held-out sequences
 };
 
 /// Trains `encoding` on each task with the reference configuration (TrainConfig's defaults,
 /// options.steps and options.seed), after `adjust` (if given) has changed the configuration,
 /// e.g. the number of heads. Runs go to <options.out>/<task><suffix>; a run already finished
-/// there with the same configuration is taken as it is unless options.retrain is set.
+/// there with the same configuration is taken as it is unless options.retrain is set. Each
+/// run's attention figure is also copied to <options.out>/attention_<task><suffix>.png.
 std::vector<ReferenceRun> train_reference_runs(
     const std::string& encoding, const ChapterOptions& options,
     const std::vector<std::string>& tasks = {"shiftk", "alternating"},

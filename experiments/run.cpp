@@ -37,17 +37,25 @@ std::map<std::int64_t, Evaluation> evaluate_lengths(Trainer& trainer,
   return results;
 }
 
-void write_attention_figure(Trainer& trainer, std::int64_t length, const std::string& png_path) {
-  const Batch sample = trainer.task().held_out(1, length, trainer.config().seed);
-  Decoder& model = trainer.model();
+namespace {
+
+// The attention weights of every layer, [B, H, T, T] each, for one forward pass over ids.
+std::vector<ag::Tensor> captured_attention(Decoder& model, const ag::Indices& ids) {
   model.capture_attention(true);
   {
     ag::NoGradGuard no_grad;
-    model.forward(sample.inputs);
+    model.forward(ids);
   }
   model.capture_attention(false);
+  return model.attention_weights();
+}
+
+}  // namespace
+
+void write_attention_figure(Trainer& trainer, std::int64_t length, const std::string& png_path) {
+  const Batch sample = trainer.task().held_out(1, length, trainer.config().seed);
+  const auto weights = captured_attention(trainer.model(), sample.inputs);  // per layer [1, H, T, T]
   std::vector<Heatmap> panels;
-  const auto weights = model.attention_weights();  // per layer [1, H, T, T]
   for (std::size_t layer = 0; layer < weights.size(); ++layer)
     for (std::int64_t h = 0; h < weights[layer].size(1); ++h) {
       Heatmap panel = heatmap_from(ag::slice(ag::slice(weights[layer], 1, h, h + 1), 0, 0, 1));
@@ -61,36 +69,32 @@ void write_attention_figure(Trainer& trainer, std::int64_t length, const std::st
                      std::to_string(trainer.steps_done()) + " steps)");
 }
 
-std::vector<std::vector<std::vector<double>>> mean_attention(Trainer& trainer,
-                                                            std::int64_t length,
-                                                            std::int64_t sequences,
-                                                            AttentionAxis axis) {
+AttentionAverages mean_attention(Trainer& trainer, std::int64_t length, std::int64_t sequences) {
   ag::check(length >= 1 && sequences >= 1, "mean_attention",
             "needs a positive length and number of sequences, got ", length, " and ", sequences);
   const Batch batch = trainer.task().held_out(sequences, length, trainer.config().seed);
-  Decoder& model = trainer.model();
-  model.capture_attention(true);
-  {
-    ag::NoGradGuard no_grad;
-    model.forward(batch.inputs);
-  }
-  model.capture_attention(false);
-  std::vector<std::vector<std::vector<double>>> result;
-  for (const ag::Tensor& weights : model.attention_weights()) {  // [B, H, T, T]
-    const auto w = weights.to_vector();
+  AttentionAverages result;
+  for (const ag::Tensor& weights : captured_attention(trainer.model(), batch.inputs)) {
+    const auto w = weights.to_vector();  // [B, H, T, T]
     const std::int64_t B = weights.size(0), H = weights.size(1), T = weights.size(2);
-    std::vector<std::vector<double>> heads(H, std::vector<double>(T, 0.0));
-    for (std::int64_t h = 0; h < H; ++h)
-      for (std::int64_t r = 0; r < T; ++r) {  // r: the offset or the key
-        double sum = 0;
-        for (std::int64_t b = 0; b < B; ++b)
-          for (std::int64_t i = r; i < T; ++i) {
-            const std::int64_t j = axis == AttentionAxis::offset ? i - r : r;
-            sum += w[((b * H + h) * T + i) * T + j];
+    using Profile = std::vector<std::vector<double>>;
+    Profile by_offset(H, std::vector<double>(T, 0.0)), by_key = by_offset;
+    for (std::int64_t b = 0; b < B; ++b)
+      for (std::int64_t h = 0; h < H; ++h)
+        for (std::int64_t i = 0; i < T; ++i)
+          for (std::int64_t j = 0; j <= i; ++j) {
+            const double weight = w[((b * H + h) * T + i) * T + j];
+            by_offset[h][i - j] += weight;
+            by_key[h][j] += weight;
           }
-        heads[h][r] = sum / double(B * (T - r));
+    // offset r and key j are both seen by the T - r (T - j) queries i >= r (i >= j)
+    for (std::int64_t h = 0; h < H; ++h)
+      for (std::int64_t r = 0; r < T; ++r) {
+        by_offset[h][r] /= double(B * (T - r));
+        by_key[h][r] /= double(B * (T - r));
       }
-    result.push_back(heads);
+    result.by_offset.push_back(by_offset);
+    result.by_key.push_back(by_key);
   }
   return result;
 }

@@ -46,19 +46,18 @@ std::optional<RunSummary> load_finished_run(const TrainConfig& config, const std
 /// per layer and head.
 void write_attention_figure(Trainer& trainer, std::int64_t length, const std::string& png_path);
 
-/// How the mean attention of a trained model is indexed: by the distance r = i - j between
-/// query i and key j, or by the key's absolute position j.
-enum class AttentionAxis { offset, key };
+/// Where a trained model's attention goes on average, [layer][head][r or j] for r, j = 0 ..
+/// length-1: by_offset[l][h][r] is the mean weight on the key r positions back (over the
+/// queries i >= r), by_key[l][h][j] the mean weight on key j (over the queries i >= j), both
+/// over the held-out sequences. The numbers behind the chapters' sentences about where a
+/// trained model looks.
+struct AttentionAverages {
+  std::vector<std::vector<std::vector<double>>> by_offset, by_key;
+};
 
-/// The mean attention weight on the key r positions back (AttentionAxis::offset) or on key
-/// j (AttentionAxis::key), for r or j = 0 .. length-1: averaged over the first `sequences`
-/// held-out sequences of `length` tokens and over every query that can see such a key
-/// (i >= r, or i >= j). -> [layer][head][r or j]. The numbers behind the chapters'
-/// sentences about where a trained model looks.
-std::vector<std::vector<std::vector<double>>> mean_attention(Trainer& trainer,
-                                                            std::int64_t length,
-                                                            std::int64_t sequences,
-                                                            AttentionAxis axis);
+/// AttentionAverages of the model on the first `sequences` held-out sequences of `length`
+/// tokens, from one forward pass.
+AttentionAverages mean_attention(Trainer& trainer, std::int64_t length, std::int64_t sequences);
 
 /// Accuracy at each length on the held-out set.
 std::map<std::int64_t, Evaluation> evaluate_lengths(Trainer& trainer,

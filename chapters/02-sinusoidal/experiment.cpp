@@ -107,10 +107,6 @@ int main(int argc, char** argv) {
     std::printf("largest difference between the curves of m = 0, 100, 1000: %.2e\n", spread);
 
     const auto runs = pe::train_reference_runs("sinusoidal", options);
-    for (const auto& run : runs)
-      std::filesystem::copy_file(run.run_dir + "/attention.png",
-                                 options.out + "/attention_" + run.config.task + ".png",
-                                 std::filesystem::copy_options::overwrite_existing);
     pe::print_reference_runs(
         "held-out token accuracy (256 sequences of 32), reference model with sinusoidal PE:", runs);
     std::printf("figures and runs in %s/\n", options.out.c_str());

@@ -71,11 +71,10 @@ double mean_row_norm(const Tensor& table) {
   return sum / double(rows);
 }
 
-// The table the trainer saved in a run's checkpoint.
-Tensor trained_table(const std::string& run_dir) {
-  auto trainer = pe::Trainer::resume(run_dir + "/checkpoint.agt");
-  const auto* learned = dynamic_cast<const pe::LearnedEncoding*>(trainer->model().encoding.get());
-  if (!learned) throw std::runtime_error(run_dir + " was not trained with the learned encoding");
+// The position table of a model with the learned encoding.
+Tensor position_table(pe::Trainer& trainer) {
+  const auto* learned = dynamic_cast<const pe::LearnedEncoding*>(trainer.model().encoding.get());
+  if (!learned) throw std::runtime_error("the run was not trained with the learned encoding");
   return learned->table.detach();
 }
 
@@ -108,11 +107,11 @@ int main(int argc, char** argv) {
     // The untrained table, drawn exactly as the trainer draws it (same seed, same stream).
     std::vector<pe::Heatmap> panels, table_panels;
     {
-      auto fresh = pe::Trainer(runs.front().config);
-      const auto* learned = dynamic_cast<const pe::LearnedEncoding*>(fresh.model().encoding.get());
-      const auto s = cosine_similarity(learned->table.detach());
+      pe::Trainer untrained(runs.front().config);  // drawn as the run drew it, before any step
+      const Tensor fresh = position_table(untrained);
+      const auto s = cosine_similarity(fresh);
       panels.push_back(similarity_panel(s, length, "untrained (N(0, 0.02^2))"));
-      std::printf("\nuntrained: mean row length %.3f\n", mean_row_norm(learned->table.detach()));
+      std::printf("\nuntrained: mean row length %.3f\n", mean_row_norm(fresh));
       std::printf("untrained: mean cosine similarity of rows r apart, r = 1, 2, 4, 8, 16: "
                   "%.3f %.3f %.3f %.3f %.3f\n",
                   mean_similarity_at(s, length, 1), mean_similarity_at(s, length, 2),
@@ -120,7 +119,7 @@ int main(int argc, char** argv) {
                   mean_similarity_at(s, length, 16));
     }
     for (const auto& run : runs) {
-      const Tensor table = trained_table(run.run_dir);
+      const Tensor table = position_table(*run.trainer);
       const auto s = cosine_similarity(table);
       std::printf("%-11s: mean row length %.3f\n", run.config.task.c_str(), mean_row_norm(table));
       panels.push_back(similarity_panel(s, length, "trained on " + run.config.task));
@@ -135,9 +134,6 @@ int main(int argc, char** argv) {
       h.y_label = "position";
       h.palette = pe::Palette::diverging;
       table_panels.push_back(h);
-      std::filesystem::copy_file(run.run_dir + "/attention.png",
-                                 options.out + "/attention_" + run.config.task + ".png",
-                                 std::filesystem::copy_options::overwrite_existing);
     }
     pe::write_heatmaps(options.out + "/learned_table.png", table_panels,
                        "the learned position table after training", 2);

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "chapter_options.hpp"
@@ -101,9 +102,9 @@ void index_and_bucket_figure(const std::string& path) {
 }
 
 // The run of `encoding` on `task`: reused if it finished before with this exact
-// configuration, trained otherwise.
-pe::RunSummary run_or_reuse(const pe::TrainConfig& config, const std::string& dir) {
-  if (auto done = pe::load_finished_run(config, dir)) {
+// configuration (unless --retrain), trained otherwise.
+pe::RunSummary run_or_reuse(const pe::TrainConfig& config, const std::string& dir, bool retrain) {
+  if (auto done = retrain ? std::nullopt : pe::load_finished_run(config, dir)) {
     std::printf("reusing the finished run in %s\n", dir.c_str());
     return *done;
   }
@@ -156,7 +157,7 @@ int main(int argc, char** argv) {
         config.steps = options.steps;
         config.seed = options.seed;
         const std::string dir = options.out + "/" + encoding + "_" + task;
-        const pe::RunSummary summary = run_or_reuse(config, dir);
+        const pe::RunSummary summary = run_or_reuse(config, dir, options.retrain);
         const pe::Evaluation& e = summary.final.at(config.length);
         char line[200];
         std::snprintf(line, sizeof line,

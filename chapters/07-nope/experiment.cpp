@@ -9,11 +9,7 @@
 // trains it again.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <memory>
-#include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,66 +17,19 @@
 #include "chapter_registry.hpp"
 #include "figures.hpp"
 #include "position_probe.hpp"
-#include "run.hpp"
+#include "reference_runs.hpp"
 
 namespace {
 
-struct ChapterRun {
-  std::string name, task;
-  std::int64_t layers;
-  pe::TrainConfig config;
-  pe::RunSummary summary;
-  bool reused = false;
-  std::unique_ptr<pe::Trainer> trainer;  // the trained model, loaded from its checkpoint
-  std::vector<pe::ProbeScore> probe;     // layer 0 = embedding, then after each block
-};
-
-// Held-out accuracy against step, read back from a run's history.csv
-// (step,train_loss,lr,eval_accuracy,eval_loss,seconds).
-pe::Series accuracy_curve(const std::string& csv_path, const std::string& label) {
-  std::ifstream in(csv_path);
-  ag::check(in.good(), "ch07_experiment", "cannot read '", csv_path, "'");
+// Held-out accuracy against step, from the history the checkpoint keeps.
+pe::Series accuracy_curve(const pe::Trainer& trainer, const std::string& label) {
   pe::Series series{label, {}, {}};
-  std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) {
-    std::stringstream fields(line);
-    std::string step, train_loss, lr, accuracy;
-    std::getline(fields, step, ',');
-    std::getline(fields, train_loss, ',');
-    std::getline(fields, lr, ',');
-    std::getline(fields, accuracy, ',');
-    series.x.push_back(std::stod(step));
-    series.y.push_back(std::stod(accuracy));
+  for (const pe::HistoryPoint& h : trainer.history()) {
+    series.x.push_back(double(h.step));
+    series.y.push_back(h.eval_accuracy);
   }
-  ag::check(!series.x.empty(), "ch07_experiment", "'", csv_path, "' holds no evaluations");
   return series;
 }
-
-// [reuse-or-train]
-// Trains the run, or loads it if its folder holds a finished run of this configuration.
-void train_or_reuse(ChapterRun& run, const std::string& out, bool retrain) {
-  const std::string dir = out + "/" + run.name;
-  // The trainer stores the task's vocabulary in the configuration; set it so that the
-  // comparison with a finished run's run.json sees the same numbers.
-  run.config.model.vocab = pe::make_task(run.task)->vocab_size();
-  std::optional<pe::RunSummary> earlier;
-  if (!retrain) earlier = pe::load_finished_run(run.config, dir);
-  if (earlier) {
-    run.summary = *earlier;
-    run.reused = true;
-    std::printf("%-15s reusing the finished run in %s (same configuration)\n", run.name.c_str(),
-                dir.c_str());
-  } else {
-    std::printf("%-15s training into %s\n", run.name.c_str(), dir.c_str());
-    std::fflush(stdout);
-    pe::RunOptions where;
-    where.out_dir = dir;
-    run.summary = pe::run_training(run.config, where);
-  }
-  run.trainer = pe::Trainer::resume(dir + "/checkpoint.agt");
-}
-// [reuse-or-train]
 
 }  // namespace
 
@@ -95,48 +44,40 @@ int main(int argc, char** argv) {
   try {
     pe::register_chapter_encodings();
     std::filesystem::create_directories(options.out);
-    std::vector<ChapterRun> runs;
-    for (auto [task, layers] :
-         {std::pair<std::string, std::int64_t>{"shiftk", 1}, {"alternating", 1}, {"shiftk", 8}}) {
-      ChapterRun run;
-      run.name = task + "-l" + std::to_string(layers);
-      run.task = task;
-      run.layers = layers;
-      run.config.task = task;  // otherwise the reference run: 1 head, width 256, length 32
-      run.config.encoding = "none";
-      run.config.model.layers = layers;
-      run.config.steps = options.steps;
-      run.config.seed = options.seed;
+    // The reference model without an encoding on both tasks, then with 8 layers on ShiftK,
+    // into <out>/shiftk-l1, alternating-l1 and shiftk-l8.
+    std::vector<pe::ReferenceRun> runs =
+        pe::train_reference_runs("none", options, {"shiftk", "alternating"}, "-l1");
+    for (auto& run : pe::train_reference_runs("none", options, {"shiftk"}, "-l8",
+                                              [](pe::TrainConfig& c) { c.model.layers = 8; }))
       runs.push_back(std::move(run));
-    }
-    for (ChapterRun& run : runs) train_or_reuse(run, options.out, options.retrain);
 
+    std::vector<std::vector<pe::ProbeScore>> probes;  // per run: layer 0 = embedding, then blocks
     // [probe-runs]
     // Position probes: fitted on 256 held-out sequences, scored on 128 others (seeds that
     // neither the training stream nor the accuracy evaluation uses).
     const double ridge = 1e-3;
-    for (ChapterRun& run : runs) {
-      const pe::Task& task = run.trainer->task();
+    for (pe::ReferenceRun& run : runs) {
+      pe::Trainer& trainer = *run.trainer;
       const std::int64_t T = run.config.length;
-      const ag::Indices fit = task.held_out(256, T, options.seed + 1000).inputs;
-      const ag::Indices test = task.held_out(128, T, options.seed + 2000).inputs;
-      run.probe = pe::probe_positions(run.trainer->model(), fit, test, ridge);
+      const ag::Indices fit = trainer.task().held_out(256, T, options.seed + 1000).inputs;
+      const ag::Indices test = trainer.task().held_out(128, T, options.seed + 2000).inputs;
+      probes.push_back(pe::probe_positions(trainer.model(), fit, test, ridge));
     }
     // [probe-runs]
 
     std::vector<pe::Series> curves, r2_lines, mae_lines;
-    for (ChapterRun& run : runs) {
-      const std::string label = "none, " + run.task + ", " + std::to_string(run.layers) +
-                                (run.layers == 1 ? " layer" : " layers");
-      curves.push_back(accuracy_curve(options.out + "/" + run.name + "/history.csv", label));
-      pe::write_attention_figure(*run.trainer, run.config.length,
-                                 options.out + "/attention_" + run.name + ".png");
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      const std::int64_t layers = runs[k].config.model.layers;
+      const std::string label = "none, " + runs[k].config.task + ", " + std::to_string(layers) +
+                                (layers == 1 ? " layer" : " layers");
+      curves.push_back(accuracy_curve(*runs[k].trainer, label));
       pe::Series r2{label, {}, {}}, mae{label, {}, {}};
-      for (std::size_t l = 0; l < run.probe.size(); ++l) {
+      for (std::size_t l = 0; l < probes[k].size(); ++l) {
         r2.x.push_back(double(l));
-        r2.y.push_back(run.probe[l].r2);
+        r2.y.push_back(probes[k][l].r2);
         mae.x.push_back(double(l));
-        mae.y.push_back(run.probe[l].mae);
+        mae.y.push_back(probes[k][l].mae);
       }
       r2_lines.push_back(r2);
       mae_lines.push_back(mae);
@@ -151,38 +92,19 @@ int main(int argc, char** argv) {
                         "position probe: mean absolute error", "layer (0 = embedding)",
                         "mean |position - prediction|");
 
-    std::printf("\nheld-out token accuracy (256 sequences of 32), no positional encoding:\n");
-    for (const ChapterRun& run : runs) {
-      const pe::Evaluation& e = run.summary.final.at(run.config.length);
-      std::printf(
-          "none  %-12s %ld layer%s  %5ld steps  seed %lu  accuracy %.4f  loss %.4f  "
-          "(%.0f s training%s)\n",
-          run.task.c_str(), long(run.layers), run.layers == 1 ? " " : "s", long(run.config.steps),
-          (unsigned long)run.config.seed, e.accuracy, e.loss, run.summary.train_seconds,
-          run.reused ? ", reused run" : "");
-    }
+    pe::print_reference_runs(
+        "held-out token accuracy (256 sequences of 32), no positional encoding:", runs, 6);
     std::printf("\nlinear probe of the position (ridge %g; fit on 256 sequences, scored on 128):\n",
                 ridge);
-    for (const ChapterRun& run : runs) {
-      std::printf("%s\n  layer:", run.name.c_str());
-      for (std::size_t l = 0; l < run.probe.size(); ++l) std::printf(" %7zu", l);
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      std::printf("%s-l%ld\n  layer:", runs[k].config.task.c_str(),
+                  long(runs[k].config.model.layers));
+      for (std::size_t l = 0; l < probes[k].size(); ++l) std::printf(" %7zu", l);
       std::printf("\n  R^2:  ");
-      for (const auto& s : run.probe) std::printf(" %7.3f", s.r2);
+      for (const auto& s : probes[k]) std::printf(" %7.3f", s.r2);
       std::printf("\n  MAE:  ");
-      for (const auto& s : run.probe) std::printf(" %7.2f", s.mae);
+      for (const auto& s : probes[k]) std::printf(" %7.2f", s.mae);
       std::printf("\n");
-    }
-    // Where each layer looks, on average over 256 held-out sequences: the weight on the key r
-    // positions back, r = 0 .. 6.
-    std::printf("\nmean attention weight on the key r positions back, r = 0 .. 6:\n");
-    for (ChapterRun& run : runs) {
-      const auto by_offset = pe::mean_attention(*run.trainer, run.config.length, 256,
-                                                pe::AttentionAxis::offset);
-      for (std::size_t l = 0; l < by_offset.size(); ++l) {
-        std::printf("%-15s layer %zu:", run.name.c_str(), l + 1);
-        for (std::int64_t r = 0; r <= 6; ++r) std::printf(" %.3f", by_offset[l][0][r]);
-        std::printf("\n");
-      }
     }
     std::printf("figures and runs in %s/\n", options.out.c_str());
   } catch (const std::exception& e) {
