@@ -12,6 +12,9 @@ function(pe_chapter_tests chapter)
   endif()
   add_executable(${chapter}_tests ${ARGN})
   target_link_libraries(${chapter}_tests PRIVATE ${chapter} GTest::gtest_main)
+  if(TARGET pe_testing)  # the shared test helpers, from chapter 1 on
+    target_link_libraries(${chapter}_tests PRIVATE pe_testing)
+  endif()
   gtest_discover_tests(${chapter}_tests PROPERTIES LABELS ${chapter} DISCOVERY_TIMEOUT 60)
 endfunction()
 

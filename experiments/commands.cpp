@@ -187,16 +187,18 @@ void add_heatmap_command(CLI::App& app) {
 }
 
 // The query `vector` of one head (width vector.size()), placed at each of `positions` in turn
-// and passed through the encoding's rotate hook (layer 0): what RoPE does to one vector, or
-// nothing for encodings that do not rotate.
+// and passed through the rotate hook of the part an attention layer gets from the encoding:
+// what RoPE does to one vector, or nothing for encodings that do not rotate.
 nlohmann::json rotate_at_positions(const PositionalEncoding& encoding,
                                    const std::vector<double>& vector,
                                    const std::vector<std::int64_t>& positions) {
   const auto D = std::int64_t(vector.size());
   const ag::Tensor q = ag::from_vector(vector, {1, 1, 1, D}, ag::Dtype::f64);
+  ag::Rng rng(1);  // only for parts with parameters, which rotate nothing
+  const auto part = encoding.make_attention_part(rng);
   std::vector<std::vector<double>> rows;
   for (std::int64_t p : positions)  // one token at position p, the same vector as query and key
-    rows.push_back(encoding.rotate(q, q, p, 0).first.to_vector());
+    rows.push_back(part->rotate(q, q, p).first.to_vector());
   return {{"positions", positions}, {"values", rows}};
 }
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "ag/functional.hpp"
 
@@ -10,20 +11,22 @@ namespace pe {
 using ag::Tensor;
 
 SelfAttention::SelfAttention(std::int64_t width, std::int64_t heads_, ag::Rng& rng, bool causal_,
-                             ag::Dtype dtype)
+                             ag::Dtype dtype, std::shared_ptr<AttentionPositions> positions_)
     : query(width, width, rng, true, dtype),
       key(width, width, rng, true, dtype),
       value(width, width, rng, true, dtype),
       output(width, width, rng, true, dtype),
       heads(heads_),
       head_width(heads_ > 0 ? width / heads_ : 0),
-      causal(causal_) {
+      causal(causal_),
+      positions(positions_ ? std::move(positions_) : std::make_shared<AttentionPositions>()) {
   ag::check(heads_ > 0 && width % heads_ == 0, "SelfAttention", "width ", width,
             " is not divisible into ", heads_, " heads");
   register_module("query", query);
   register_module("key", key);
   register_module("value", value);
   register_module("output", output);
+  register_module("positions", *positions);
 }
 
 // [heads]
@@ -49,8 +52,7 @@ Tensor causal_mask(std::int64_t queries, std::int64_t keys, std::int64_t q_offse
 // [causal-mask]
 
 // [attention-forward]
-Tensor SelfAttention::forward(const Tensor& x, const PositionalEncoding& encoding, int layer,
-                              std::int64_t offset, LayerCache* cache) {
+Tensor SelfAttention::forward(const Tensor& x, std::int64_t offset, LayerCache* cache) {
   ag::check(x.dim() == 3 && x.size(2) == heads * head_width, "SelfAttention",
             "expected x [B, T, ", heads * head_width, "], got ", ag::shape_string(x.shape()));
   if (cache)
@@ -59,7 +61,7 @@ Tensor SelfAttention::forward(const Tensor& x, const PositionalEncoding& encodin
   Tensor q = split_heads(query.forward(x), heads);  // [B, H, T, D]
   Tensor k = split_heads(key.forward(x), heads);
   Tensor v = split_heads(value.forward(x), heads);
-  std::tie(q, k) = encoding.rotate(q, k, offset, layer);
+  std::tie(q, k) = positions->rotate(q, k, offset);
   if (cache) {
     if (cache->length() > 0) {
       k = ag::concat({cache->keys, k}, 2);
@@ -70,13 +72,13 @@ Tensor SelfAttention::forward(const Tensor& x, const PositionalEncoding& encodin
   }
   // scores[b, h, i, j] = q_i . k_j / sqrt(D)
   Tensor scores = ag::mul(ag::matmul_transposed(q, k), 1.0 / std::sqrt(double(head_width)));
-  scores = encoding.bias(scores, q, offset, layer);
+  scores = positions->bias(scores, q, k, offset);
   if (causal)
     scores = ag::masked_fill(scores, causal_mask(q.size(2), k.size(2), offset, x.dtype()),
                              -std::numeric_limits<double>::infinity());
   Tensor weights = ag::softmax(scores);  // [B, H, Tq, Tk]
   if (capture_weights) last_weights = weights.detach().clone();
-  Tensor out = encoding.values(ag::matmul(weights, v), weights, offset, layer);
+  Tensor out = positions->values(ag::matmul(weights, v), weights, offset);
   return output.forward(merge_heads(out));
 }
 // [attention-forward]

@@ -1,6 +1,7 @@
 // Multi-head self-attention with the encoding hooks and an optional key/value cache.
 #pragma once
 #include <cstdint>
+#include <memory>
 
 #include "ag/nn.hpp"
 #include "positional_encoding.hpp"
@@ -16,19 +17,22 @@ struct LayerCache {
 class SelfAttention : public ag::Module {
  public:
   /// width C = heads H * head width D. With causal = false every query sees every key (used
-  /// only to show permutation equivariance; a decoder is always causal).
+  /// only to show permutation equivariance; a decoder is always causal). positions is this
+  /// layer's part of the positional encoding; none (nullptr) adds no positional information.
   SelfAttention(std::int64_t width, std::int64_t heads, ag::Rng& rng, bool causal = true,
-                ag::Dtype dtype = ag::Dtype::f32);
+                ag::Dtype dtype = ag::Dtype::f32,
+                std::shared_ptr<AttentionPositions> positions = nullptr);
 
   /// x [B, T, C] at positions offset .. offset+T-1 -> [B, T, C].
   /// With a cache, this call's keys and values are appended to it and the queries attend to
   /// everything cached; offset must then equal the cache's length.
-  ag::Tensor forward(const ag::Tensor& x, const PositionalEncoding& encoding, int layer,
-                     std::int64_t offset = 0, LayerCache* cache = nullptr);
+  ag::Tensor forward(const ag::Tensor& x, std::int64_t offset = 0, LayerCache* cache = nullptr);
 
   ag::Linear query, key, value, output;
   std::int64_t heads, head_width;
   bool causal;
+  /// The encoding's hooks for this layer, registered as the child "positions"; never null.
+  const std::shared_ptr<AttentionPositions> positions;
   /// When true, forward keeps a detached copy of its attention weights [B, H, Tq, Tk].
   bool capture_weights = false;
   ag::Tensor last_weights;

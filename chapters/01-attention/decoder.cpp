@@ -1,12 +1,34 @@
 #include "decoder.hpp"
 
+#include <utility>
+
 namespace pe {
 
 using ag::Tensor;
 
-DecoderBlock::DecoderBlock(const DecoderConfig& config, ag::Rng& rng, ag::Dtype dtype)
+namespace {
+
+// One part of the encoding per layer, checked and drawn before any weight of the decoder.
+std::vector<std::shared_ptr<AttentionPositions>> attention_parts(
+    const std::shared_ptr<PositionalEncoding>& encoding, const DecoderConfig& config,
+    ag::Rng& rng) {
+  ag::check(encoding != nullptr, "Decoder", "needs an encoding (use NoEncoding for none)");
+  ag::check(config.layers > 0, "Decoder", "needs at least one layer, got ", config.layers);
+  std::vector<std::shared_ptr<AttentionPositions>> parts;
+  for (std::int64_t i = 0; i < config.layers; ++i) {
+    parts.push_back(encoding->make_attention_part(rng));
+    ag::check(parts.back() != nullptr, "Decoder", "encoding '", encoding->name(),
+              "' made no attention part for layer ", i);
+  }
+  return parts;
+}
+
+}  // namespace
+
+DecoderBlock::DecoderBlock(const DecoderConfig& config, ag::Rng& rng, ag::Dtype dtype,
+                           std::shared_ptr<AttentionPositions> positions)
     : norm1(config.width, 1e-5, dtype),
-      attention(config.width, config.heads, rng, config.causal, dtype),
+      attention(config.width, config.heads, rng, config.causal, dtype, std::move(positions)),
       norm2(config.width, 1e-5, dtype),
       expand(config.width, config.ffn_width, rng, true, dtype),
       contract(config.ffn_width, config.width, rng, true, dtype) {
@@ -18,26 +40,30 @@ DecoderBlock::DecoderBlock(const DecoderConfig& config, ag::Rng& rng, ag::Dtype 
 }
 
 // [block-forward]
-Tensor DecoderBlock::forward(const Tensor& x, const PositionalEncoding& encoding, int layer,
-                             std::int64_t offset, LayerCache* cache) {
-  Tensor h = ag::add(x, attention.forward(norm1.forward(x), encoding, layer, offset, cache));
+Tensor DecoderBlock::forward(const Tensor& x, std::int64_t offset, LayerCache* cache) {
+  Tensor h = ag::add(x, attention.forward(norm1.forward(x), offset, cache));
   return ag::add(h, contract.forward(ag::relu(expand.forward(norm2.forward(h)))));
 }
 // [block-forward]
 
+// The parts are made first, so that their parameters are drawn from rng before the decoder's
+// own weights (as when the encoding held them all).
 Decoder::Decoder(const DecoderConfig& config_, std::shared_ptr<PositionalEncoding> encoding_,
                  ag::Rng& rng, ag::Dtype dtype)
+    : Decoder(config_, encoding_, attention_parts(encoding_, config_, rng), rng, dtype) {}
+
+Decoder::Decoder(const DecoderConfig& config_, std::shared_ptr<PositionalEncoding> encoding_,
+                 std::vector<std::shared_ptr<AttentionPositions>> parts, ag::Rng& rng,
+                 ag::Dtype dtype)
     : config(config_),
       encoding(std::move(encoding_)),
       tokens(config_.vocab, config_.width, rng, 1.0, dtype),
       final_norm(config_.width, 1e-5, dtype),
       head(config_.width, config_.vocab, rng, true, dtype) {
-  ag::check(encoding != nullptr, "Decoder", "needs an encoding (use NoEncoding for none)");
-  ag::check(config.layers > 0, "Decoder", "needs at least one layer, got ", config.layers);
   register_module("tokens", tokens);
   register_module("encoding", *encoding);
-  for (std::int64_t i = 0; i < config.layers; ++i) {
-    blocks.push_back(std::make_unique<DecoderBlock>(config, rng, dtype));
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    blocks.push_back(std::make_unique<DecoderBlock>(config, rng, dtype, std::move(parts[i])));
     register_module("blocks." + std::to_string(i), *blocks.back());
   }
   register_module("final_norm", final_norm);
@@ -56,8 +82,7 @@ Tensor Decoder::run_blocks(const ag::Indices& ids, std::int64_t offset, KVCache*
   }
   Tensor x = encoding->embed(tokens.forward(ids), offset);  // [B, T, C]
   for (std::size_t i = 0; i < blocks.size(); ++i) {
-    x = blocks[i]->forward(x, *encoding, static_cast<int>(i), offset,
-                           cache ? &cache->layers[i] : nullptr);
+    x = blocks[i]->forward(x, offset, cache ? &cache->layers[i] : nullptr);
     if (hidden) hidden->push_back(x);
   }
   return x;

@@ -21,10 +21,11 @@ struct DecoderConfig {
 /// x -> x + attention(norm1(x)) -> x + ffn(norm2(x)), with ffn = Linear, ReLU, Linear.
 class DecoderBlock : public ag::Module {
  public:
-  DecoderBlock(const DecoderConfig& config, ag::Rng& rng, ag::Dtype dtype = ag::Dtype::f32);
-  /// x [B, T, C] -> [B, T, C]
-  ag::Tensor forward(const ag::Tensor& x, const PositionalEncoding& encoding, int layer,
-                     std::int64_t offset, LayerCache* cache);
+  /// positions: this block's part of the positional encoding (nullptr for none).
+  DecoderBlock(const DecoderConfig& config, ag::Rng& rng, ag::Dtype dtype = ag::Dtype::f32,
+               std::shared_ptr<AttentionPositions> positions = nullptr);
+  /// x [B, T, C] at positions offset .. offset+T-1 -> [B, T, C]
+  ag::Tensor forward(const ag::Tensor& x, std::int64_t offset, LayerCache* cache);
 
   ag::LayerNorm norm1;
   SelfAttention attention;
@@ -40,6 +41,7 @@ struct KVCache {
 
 class Decoder : public ag::Module {
  public:
+  /// Asks the encoding for one attention part per layer, which block i's attention owns.
   Decoder(const DecoderConfig& config, std::shared_ptr<PositionalEncoding> encoding,
           ag::Rng& rng, ag::Dtype dtype = ag::Dtype::f32);
 
@@ -62,6 +64,8 @@ class Decoder : public ag::Module {
   ag::Linear head;
 
  private:
+  Decoder(const DecoderConfig& config, std::shared_ptr<PositionalEncoding> encoding,
+          std::vector<std::shared_ptr<AttentionPositions>> parts, ag::Rng& rng, ag::Dtype dtype);
   ag::Tensor run_blocks(const ag::Indices& ids, std::int64_t offset, KVCache* cache,
                         std::vector<ag::Tensor>* hidden);
 };

@@ -1,7 +1,9 @@
 // The hook points through which a positional encoding reaches into a decoder. Each later
-// chapter adds one subclass and never edits the attention code.
+// chapter adds one subclass (and, if it acts inside attention, one part) and never edits the
+// attention code.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,11 +13,48 @@
 namespace pe {
 
 // [positional-encoding]
+/// What an encoding does inside one attention layer: the three hooks that attention calls.
+/// Every SelfAttention owns its part (registered as its child "positions"), so a part's
+/// parameters belong to that layer alone (Shaw's tables, Transformer-XL's W_R). Parameters
+/// that all layers share stay in the encoding; a part may keep a handle to them.
+///
 /// Every hook receives absolute positions through an offset, so that decoding one token at a
 /// time with a key/value cache sees the same positions as a full pass. Keys always sit at
 /// positions 0 .. Tk-1 (the cache starts at the beginning of the sequence).
 ///
 /// The defaults do nothing, which is exactly the chapter-1 model: no positional information.
+class AttentionPositions : public ag::Module {
+ public:
+  /// Rotary encodings: q, k [B, H, T, D] at positions offset .. offset+T-1 (the new tokens
+  /// only; cached keys were rotated when they were new). Returns both, turned.
+  virtual std::pair<ag::Tensor, ag::Tensor> rotate(const ag::Tensor& q, const ag::Tensor& k,
+                                                   std::int64_t offset) const {
+    (void)offset;
+    return {q, k};
+  }
+
+  /// Additive score terms: scores [B, H, Tq, Tk] = q . k / sqrt(D), with q [B, H, Tq, D] and
+  /// k [B, H, Tk, D] exactly as they made the scores (after rotate; k includes the cached
+  /// keys), for terms that depend on the query (Shaw's q_i . a_ij) or on the key
+  /// (Transformer-XL's u . k_j). Queries at q_offset .. q_offset+Tq-1, keys at 0 .. Tk-1.
+  /// Called before the causal mask. Returns scores plus the encoding's terms.
+  virtual ag::Tensor bias(const ag::Tensor& scores, const ag::Tensor& q, const ag::Tensor& k,
+                          std::int64_t q_offset) const {
+    (void)q, (void)k, (void)q_offset;
+    return scores;
+  }
+
+  /// A term added to the attention output (Shaw's values): out [B, H, Tq, D] = weights @ v,
+  /// weights [B, H, Tq, Tk] after softmax. Returns out plus the encoding's term.
+  virtual ag::Tensor values(const ag::Tensor& out, const ag::Tensor& weights,
+                            std::int64_t q_offset) const {
+    (void)weights, (void)q_offset;
+    return out;
+  }
+};
+
+/// A positional encoding: its own hook before the first block, and the part it gives each
+/// attention layer.
 class PositionalEncoding : public ag::Module {
  public:
   /// The name under which the encoding is registered ("none", "sinusoidal", "rope", ...).
@@ -25,30 +64,11 @@ class PositionalEncoding : public ag::Module {
   /// offset .. offset+T-1; returns x plus the positions' vectors.
   virtual ag::Tensor embed(const ag::Tensor& x, std::int64_t offset) const { (void)offset; return x; }
 
-  /// Rotary encodings: q, k [B, H, T, D] at positions offset .. offset+T-1 (the new tokens
-  /// only; cached keys were rotated when they were new).
-  virtual std::pair<ag::Tensor, ag::Tensor> rotate(const ag::Tensor& q, const ag::Tensor& k,
-                                                   std::int64_t offset, int layer) const {
-    (void)offset, (void)layer;
-    return {q, k};
-  }
-
-  /// Additive score terms (ALiBi, T5, Shaw's keys, Transformer-XL): scores [B, H, Tq, Tk],
-  /// already scaled by 1/sqrt(D); q [B, H, Tq, D] for terms that depend on the query (Shaw's
-  /// q_i . a_ij). Queries at positions q_offset .. q_offset+Tq-1, keys at 0 .. Tk-1.
-  /// Called before the causal mask. Returns scores plus the encoding's terms.
-  virtual ag::Tensor bias(const ag::Tensor& scores, const ag::Tensor& q, std::int64_t q_offset,
-                          int layer) const {
-    (void)q, (void)q_offset, (void)layer;
-    return scores;
-  }
-
-  /// A term added to the attention output (Shaw's values): out [B, H, Tq, D] = weights @ v,
-  /// weights [B, H, Tq, Tk] after softmax. Returns out plus the encoding's term.
-  virtual ag::Tensor values(const ag::Tensor& out, const ag::Tensor& weights,
-                            std::int64_t q_offset, int layer) const {
-    (void)weights, (void)q_offset, (void)layer;
-    return out;
+  /// The part that one attention layer will own. The decoder asks for one per layer, in
+  /// order, when it is built; a part with parameters of its own draws them from rng.
+  virtual std::shared_ptr<AttentionPositions> make_attention_part(ag::Rng& rng) const {
+    (void)rng;
+    return std::make_shared<AttentionPositions>();
   }
 
   /// The encoding's own quantities for `length` positions, by name (the sinusoidal table

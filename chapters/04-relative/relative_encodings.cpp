@@ -32,10 +32,9 @@ void register_ch04_encodings() {
                      "Shaw et al.: learned vectors of the clipped distance j - i, added to keys "
                      "(in the scores) and to values",
                      {"max_distance"},
-                     [](const EncodingSpec& spec, ag::Rng& rng) {
+                     [](const EncodingSpec& spec, ag::Rng&) {
                        const std::int64_t k = integer_option(spec, "shaw", "max_distance", 16);
-                       return std::make_shared<ShawEncoding>(k, head_width_of(spec, "shaw"),
-                                                             spec.model.layers, rng, 0.02,
+                       return std::make_shared<ShawEncoding>(k, head_width_of(spec, "shaw"), 0.02,
                                                              spec.dtype);
                      }});
   register_encoding({"xl",
@@ -46,7 +45,7 @@ void register_ch04_encodings() {
                      [](const EncodingSpec& spec, ag::Rng& rng) {
                        head_width_of(spec, "xl");
                        return std::make_shared<TransformerXLEncoding>(
-                           spec.model.width, spec.model.heads, spec.model.layers, rng, spec.dtype);
+                           spec.model.width, spec.model.heads, rng, spec.dtype);
                      }});
   register_encoding(
       {"t5",

@@ -55,52 +55,49 @@ Tensor shaw_value_term(const Tensor& weights, const Tensor& table, const ag::Ind
 }
 // [shaw-terms]
 
-ShawEncoding::ShawEncoding(std::int64_t max_distance, std::int64_t head_width, std::int64_t layers,
-                           ag::Rng& rng, double stddev, ag::Dtype dtype)
+ShawPositions::ShawPositions(std::int64_t max_distance, std::int64_t head_width, ag::Rng& rng,
+                             double stddev, ag::Dtype dtype)
     : max_distance_(max_distance), head_width_(head_width) {
   ag::check(max_distance >= 1, "shaw", "max_distance k must be at least 1, got ", max_distance);
-  ag::check(head_width >= 1 && layers >= 1, "shaw", "head width and layers must be positive, got ",
-            head_width, " and ", layers);
-  // sized once: the module keeps pointers to these tensors
-  key_tables.resize(static_cast<std::size_t>(layers));
-  value_tables.resize(static_cast<std::size_t>(layers));
-  for (std::int64_t l = 0; l < layers; ++l) {
-    key_tables[l] = ag::randn({2 * max_distance + 1, head_width}, rng, dtype, stddev);
-    value_tables[l] = ag::randn({2 * max_distance + 1, head_width}, rng, dtype, stddev);
-    register_parameter("key_table." + std::to_string(l), key_tables[l]);
-    register_parameter("value_table." + std::to_string(l), value_tables[l]);
-  }
-}
-
-const Tensor& ShawEncoding::table_of(const std::vector<Tensor>& tables, int layer) const {
-  ag::check(layer >= 0 && std::size_t(layer) < tables.size(), "shaw", "layer ", layer,
-            " has no tables; the encoding was built for ", tables.size(), " layers");
-  return tables[layer];
+  ag::check(head_width >= 1, "shaw", "head width must be positive, got ", head_width);
+  key_table = ag::randn({2 * max_distance + 1, head_width}, rng, dtype, stddev);
+  value_table = ag::randn({2 * max_distance + 1, head_width}, rng, dtype, stddev);
+  register_parameter("key_table", key_table);
+  register_parameter("value_table", value_table);
 }
 
 // [shaw-hooks]
-Tensor ShawEncoding::bias(const Tensor& scores, const Tensor& q, std::int64_t q_offset,
-                          int layer) const {
-  const ag::Indices index = shaw_clipped_index(q.size(2), scores.size(3), q_offset, max_distance_);
+Tensor ShawPositions::bias(const Tensor& scores, const Tensor& q, const Tensor& k,
+                           std::int64_t q_offset) const {
+  const ag::Indices index = shaw_clipped_index(q.size(2), k.size(2), q_offset, max_distance_);
   // the same 1/sqrt(D) as q_i . k_j, so that a^K acts like a correction to the key
-  const Tensor term = shaw_key_term(q, table_of(key_tables, layer), index);
+  const Tensor term = shaw_key_term(q, key_table, index);
   return ag::add(scores, ag::mul(term, 1.0 / std::sqrt(double(head_width_))));
 }
 
-Tensor ShawEncoding::values(const Tensor& out, const Tensor& weights, std::int64_t q_offset,
-                            int layer) const {
+Tensor ShawPositions::values(const Tensor& out, const Tensor& weights,
+                             std::int64_t q_offset) const {
   const ag::Indices index =
       shaw_clipped_index(weights.size(2), weights.size(3), q_offset, max_distance_);
-  return ag::add(out, shaw_value_term(weights, table_of(value_tables, layer), index));
+  return ag::add(out, shaw_value_term(weights, value_table, index));
 }
 // [shaw-hooks]
+
+ShawEncoding::ShawEncoding(std::int64_t max_distance, std::int64_t head_width, double stddev,
+                           ag::Dtype dtype)
+    : max_distance_(max_distance), head_width_(head_width), stddev_(stddev), dtype_(dtype) {
+  ag::check(max_distance >= 1, "shaw", "max_distance k must be at least 1, got ", max_distance);
+  ag::check(head_width >= 1, "shaw", "head width must be positive, got ", head_width);
+}
+
+std::shared_ptr<AttentionPositions> ShawEncoding::make_attention_part(ag::Rng& rng) const {
+  return std::make_shared<ShawPositions>(max_distance_, head_width_, rng, stddev_, dtype_);
+}
 
 std::vector<std::pair<std::string, Tensor>> ShawEncoding::inspect(std::int64_t length) const {
   const ag::Indices index = shaw_clipped_index(length, length, 0, max_distance_);
   std::vector<double> values(index.values.begin(), index.values.end());
-  return {{"index", ag::from_vector(values, {length, length}, ag::Dtype::f64)},
-          {"key_table", key_tables.front().to(ag::Dtype::f64)},
-          {"value_table", value_tables.front().to(ag::Dtype::f64)}};
+  return {{"index", ag::from_vector(values, {length, length}, ag::Dtype::f64)}};
 }
 
 }  // namespace pe

@@ -3,6 +3,7 @@
 // added to the key inside the score and one added to the value inside the output.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,30 +27,47 @@ ag::Tensor shaw_key_term(const ag::Tensor& q, const ag::Tensor& table, const ag:
 ag::Tensor shaw_value_term(const ag::Tensor& weights, const ag::Tensor& table,
                            const ag::Indices& index);
 
-/// Shaw's encoding through the bias and values hooks: one pair of tables (keys and values)
-/// per layer, each [2k+1, D] and shared by the heads of that layer.
+/// Shaw's part in one attention layer, through the bias and values hooks: the layer's own
+/// pair of tables (keys and values), each [2k+1, D] and shared by the heads of the layer.
+class ShawPositions : public AttentionPositions {
+ public:
+  /// max_distance k >= 1, head_width D >= 1. Tables start from N(0, stddev^2).
+  ShawPositions(std::int64_t max_distance, std::int64_t head_width, ag::Rng& rng,
+                double stddev = 0.02, ag::Dtype dtype = ag::Dtype::f32);
+  /// scores [B, H, Tq, Tk] + shaw_key_term(q, key_table) / sqrt(D); k only gives Tk.
+  ag::Tensor bias(const ag::Tensor& scores, const ag::Tensor& q, const ag::Tensor& k,
+                  std::int64_t q_offset) const override;
+  /// out [B, H, Tq, D] + shaw_value_term(weights, value_table).
+  ag::Tensor values(const ag::Tensor& out, const ag::Tensor& weights,
+                    std::int64_t q_offset) const override;
+
+  std::int64_t max_distance() const { return max_distance_; }
+  ag::Tensor key_table, value_table;  ///< a^K and a^V, [2k+1, D]
+
+ private:
+  std::int64_t max_distance_, head_width_;
+};
+
+/// Shaw's encoding: nothing outside attention; each attention layer gets a ShawPositions with
+/// tables of its own.
 class ShawEncoding : public PositionalEncoding {
  public:
-  /// max_distance k >= 1, head_width D >= 1, layers >= 1. Tables start from N(0, stddev^2).
-  ShawEncoding(std::int64_t max_distance, std::int64_t head_width, std::int64_t layers,
-               ag::Rng& rng, double stddev = 0.02, ag::Dtype dtype = ag::Dtype::f32);
+  /// max_distance k >= 1, head_width D >= 1; the layers' tables start from N(0, stddev^2).
+  ShawEncoding(std::int64_t max_distance, std::int64_t head_width, double stddev = 0.02,
+               ag::Dtype dtype = ag::Dtype::f32);
   std::string name() const override { return "shaw"; }
-  /// scores [B, H, Tq, Tk] + shaw_key_term(q, key table of `layer`) / sqrt(D).
-  ag::Tensor bias(const ag::Tensor& scores, const ag::Tensor& q, std::int64_t q_offset,
-                  int layer) const override;
-  /// out [B, H, Tq, D] + shaw_value_term(weights, value table of `layer`).
-  ag::Tensor values(const ag::Tensor& out, const ag::Tensor& weights, std::int64_t q_offset,
-                    int layer) const override;
-  /// "index" [length, length] (as numbers), "key_table" and "value_table" [2k+1, D] of layer 0.
+  /// A ShawPositions whose two tables are drawn from rng.
+  std::shared_ptr<AttentionPositions> make_attention_part(ag::Rng& rng) const override;
+  /// "index" [length, length] (as numbers).
   std::vector<std::pair<std::string, ag::Tensor>> inspect(std::int64_t length) const override;
 
   std::int64_t max_distance() const { return max_distance_; }
   std::int64_t head_width() const { return head_width_; }
-  std::vector<ag::Tensor> key_tables, value_tables;  ///< a^K and a^V, one of each per layer
 
  private:
-  const ag::Tensor& table_of(const std::vector<ag::Tensor>& tables, int layer) const;
   std::int64_t max_distance_, head_width_;
+  double stddev_;
+  ag::Dtype dtype_;
 };
 
 }  // namespace pe

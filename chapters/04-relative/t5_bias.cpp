@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace pe {
 
@@ -64,25 +65,38 @@ Tensor t5_bias(const Tensor& table, const ag::Indices& buckets) {
 }
 // [t5-bias]
 
+T5Positions::T5Positions(Tensor table_, T5BucketOptions options)
+    : table(std::move(table_)), options_(options) {
+  check_t5_options(options);
+  ag::check(table.dim() == 2 && table.size(0) == options.buckets, "t5", "expected a table [",
+            options.buckets, ", H], got ", ag::shape_string(table.shape()));
+}
+
+// [t5-hook]
+Tensor T5Positions::bias(const Tensor& scores, const Tensor& q, const Tensor& k,
+                         std::int64_t q_offset) const {
+  (void)q, (void)k;  // the bias depends on the distance only, not on the content
+  const std::int64_t heads = table.size(1);
+  ag::check(scores.dim() == 4 && scores.size(1) == heads, "t5", "expected scores [B, ", heads,
+            ", Tq, Tk], got ", ag::shape_string(scores.shape()));
+  const ag::Indices buckets = t5_bucket_matrix(scores.size(2), scores.size(3), q_offset, options_);
+  return ag::add(scores, t5_bias(table, buckets));  // [H, Tq, Tk] broadcasts over B
+}
+// [t5-hook]
+
 T5Encoding::T5Encoding(std::int64_t heads, T5BucketOptions options, ag::Rng& rng, double stddev,
                        ag::Dtype dtype)
-    : heads_(heads), options_(options) {
+    : options_(options) {
   check_t5_options(options);
   ag::check(heads >= 1, "t5", "heads must be positive, got ", heads);
   table = ag::randn({options.buckets, heads}, rng, dtype, stddev);
   register_parameter("table", table);
 }
 
-// [t5-hook]
-Tensor T5Encoding::bias(const Tensor& scores, const Tensor& q, std::int64_t q_offset,
-                        int layer) const {
-  (void)q, (void)layer;  // one table for every layer, and no dependence on the content
-  ag::check(scores.dim() == 4 && scores.size(1) == heads_, "t5", "expected scores [B, ", heads_,
-            ", Tq, Tk], got ", ag::shape_string(scores.shape()));
-  const ag::Indices buckets = t5_bucket_matrix(scores.size(2), scores.size(3), q_offset, options_);
-  return ag::add(scores, t5_bias(table, buckets));  // [H, Tq, Tk] broadcasts over B
+std::shared_ptr<AttentionPositions> T5Encoding::make_attention_part(ag::Rng& rng) const {
+  (void)rng;  // nothing to draw: every layer uses the encoding's table
+  return std::make_shared<T5Positions>(table, options_);
 }
-// [t5-hook]
 
 std::vector<std::pair<std::string, Tensor>> T5Encoding::inspect(std::int64_t length) const {
   const ag::Indices buckets = t5_bucket_matrix(length, length, 0, options_);

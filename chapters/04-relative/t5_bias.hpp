@@ -3,6 +3,7 @@
 // each head adds a learned scalar per bucket to the score.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,15 +39,30 @@ ag::Indices t5_bucket_matrix(std::int64_t queries, std::int64_t keys, std::int64
 /// bias[h, i, j] = table[buckets[i, j], h]: table [buckets, H] -> [H, Tq, Tk].
 ag::Tensor t5_bias(const ag::Tensor& table, const ag::Indices& buckets);
 
-/// T5's bias through the bias hook: one table [buckets, H], shared by every layer.
+/// T5's part in one attention layer, through the bias hook: a handle to the encoding's table,
+/// which every layer shares.
+class T5Positions : public AttentionPositions {
+ public:
+  /// table [buckets, H]: the encoding's parameter (registered there, not here).
+  T5Positions(ag::Tensor table, T5BucketOptions options);
+  /// scores [B, H, Tq, Tk] + t5_bias (broadcast over the batch); q and k are not used.
+  ag::Tensor bias(const ag::Tensor& scores, const ag::Tensor& q, const ag::Tensor& k,
+                  std::int64_t q_offset) const override;
+
+  ag::Tensor table;  ///< [buckets, H], shared with the encoding
+
+ private:
+  T5BucketOptions options_;
+};
+
+/// T5's bias: one table [buckets, H], shared by every layer, whose T5Positions use it.
 class T5Encoding : public PositionalEncoding {
  public:
   T5Encoding(std::int64_t heads, T5BucketOptions options, ag::Rng& rng, double stddev = 0.02,
              ag::Dtype dtype = ag::Dtype::f32);
   std::string name() const override { return "t5"; }
-  /// scores [B, H, Tq, Tk] + t5_bias (broadcast over the batch).
-  ag::Tensor bias(const ag::Tensor& scores, const ag::Tensor& q, std::int64_t q_offset,
-                  int layer) const override;
+  /// A T5Positions holding the table.
+  std::shared_ptr<AttentionPositions> make_attention_part(ag::Rng& rng) const override;
   /// "buckets" [length, length] (as numbers) and "bias" [H, length, length].
   std::vector<std::pair<std::string, ag::Tensor>> inspect(std::int64_t length) const override;
 
@@ -54,7 +70,6 @@ class T5Encoding : public PositionalEncoding {
   ag::Tensor table;  ///< [buckets, H]: one learned scalar per bucket and head
 
  private:
-  std::int64_t heads_;
   T5BucketOptions options_;
 };
 

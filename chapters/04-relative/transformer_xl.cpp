@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <utility>
 
 #include "sinusoidal.hpp"
 
@@ -56,51 +57,58 @@ Tensor xl_position_term(const Tensor& query, const Tensor& projected, std::int64
 }
 // [xl-position-term]
 
-TransformerXLEncoding::TransformerXLEncoding(std::int64_t width, std::int64_t heads,
-                                             std::int64_t layers, ag::Rng& rng, ag::Dtype dtype)
+TransformerXLPositions::TransformerXLPositions(Tensor u_, Tensor v_, std::int64_t width,
+                                               ag::Rng& rng)
+    : u(std::move(u_)), v(std::move(v_)), width_(width) {
+  ag::check(u.dim() == 3 && v.shape() == u.shape() &&
+                u.size(1) == 1 && u.size(0) * u.size(2) == width,
+            "xl", "expected u and v [H, 1, D] with H * D = width ", width, ", got ",
+            ag::shape_string(u.shape()), " and ", ag::shape_string(v.shape()));
+  heads_ = u.size(0);
+  head_width_ = u.size(2);
+  // like a Linear layer's weight: R has entries in [-1, 1], W_R R stays of order 1
+  projection = ag::randn({width, width}, rng, u.dtype(), 1.0 / std::sqrt(double(width)));
+  register_parameter("w_r", projection);
+}
+
+// [xl-hooks]
+Tensor TransformerXLPositions::bias(const Tensor& scores, const Tensor& q, const Tensor& k,
+                                    std::int64_t q_offset) const {
+  ag::check(q.dim() == 4 && q.size(1) == heads_ && q.size(3) == head_width_ &&
+                k.dim() == 4 && k.size(1) == heads_ && k.size(3) == head_width_,
+            "xl", "expected q and k [B, ", heads_, ", T, ", head_width_, "], got ",
+            ag::shape_string(q.shape()), " and ", ag::shape_string(k.shape()));
+  const std::int64_t B = k.size(0), Tq = q.size(2), Tk = k.size(2);
+  // (c) = u . k_j: how much any query likes the content of key j, the same for every query
+  const Tensor content = ag::reshape(ag::sum(ag::mul(k, u), {3}), {B, heads_, 1, Tk});
+  // R_{i-j} for every distance of the block, smallest first: q_offset - (Tk-1) .. q_offset+Tq-1
+  const Tensor R = relative_sinusoid(q_offset - (Tk - 1), Tq + Tk - 1, width_, q.dtype());
+  const Tensor projected =
+      ag::permute(ag::reshape(ag::matmul(R, projection), {Tq + Tk - 1, heads_, head_width_}),
+                  {1, 0, 2});  // [H, N, D]
+  // (b) + (d) = (q_i + v) . W_R R_{i-j}
+  const Tensor position = xl_position_term(ag::add(q, v), projected, Tk);
+  // (a) arrived as the scores, already divided by sqrt(D); the other three terms follow suit
+  const Tensor terms = ag::add(position, content);  // [B, H, Tq, Tk]
+  return ag::add(scores, ag::mul(terms, 1.0 / std::sqrt(double(head_width_))));
+}
+// [xl-hooks]
+
+TransformerXLEncoding::TransformerXLEncoding(std::int64_t width, std::int64_t heads, ag::Rng& rng,
+                                             ag::Dtype dtype)
     : width_(width), heads_(heads), head_width_(heads > 0 ? width / heads : 0) {
-  ag::check(heads >= 1 && width % heads == 0 && width % 2 == 0 && layers >= 1, "xl", "width ",
-            width, " must be even and divisible into ", heads, " heads, and layers (got ", layers,
-            ") at least 1");
+  ag::check(heads >= 1 && width % heads == 0 && width % 2 == 0, "xl", "width ", width,
+            " must be even and divisible into ", heads, " heads");
   u = ag::randn({heads, 1, head_width_}, rng, dtype, 0.02);
   v = ag::randn({heads, 1, head_width_}, rng, dtype, 0.02);
   register_parameter("u", u);
   register_parameter("v", v);
-  projection.resize(static_cast<std::size_t>(layers));  // sized once: pointers are kept
-  for (std::int64_t l = 0; l < layers; ++l) {
-    // like a Linear layer's weight: R has entries in [-1, 1], W_R R stays of order 1
-    projection[l] = ag::randn({width, width}, rng, dtype, 1.0 / std::sqrt(double(width)));
-    register_parameter("w_r." + std::to_string(l), projection[l]);
-  }
 }
 
-// [xl-hooks]
-std::pair<Tensor, Tensor> TransformerXLEncoding::rotate(const Tensor& q, const Tensor& k,
-                                                        std::int64_t offset, int layer) const {
-  (void)offset, (void)layer;
-  ag::check(q.dim() == 4 && q.size(1) == heads_ && q.size(3) == head_width_, "xl",
-            "expected q [B, ", heads_, ", T, ", head_width_, "], got ",
-            ag::shape_string(q.shape()));
-  // (a) + (c) = (q_i + u) . k_j: the keys stay as they are, so cached keys need nothing
-  return {ag::add(q, u), k};
+std::shared_ptr<AttentionPositions> TransformerXLEncoding::make_attention_part(
+    ag::Rng& rng) const {
+  return std::make_shared<TransformerXLPositions>(u, v, width_, rng);
 }
-
-Tensor TransformerXLEncoding::bias(const Tensor& scores, const Tensor& q, std::int64_t q_offset,
-                                   int layer) const {
-  ag::check(layer >= 0 && std::size_t(layer) < projection.size(), "xl", "layer ", layer,
-            " has no W_R; the encoding was built for ", projection.size(), " layers");
-  const std::int64_t Tq = q.size(2), Tk = scores.size(3);
-  // R_{i-j} for every distance of the block, smallest first: q_offset - (Tk-1) .. q_offset+Tq-1
-  const Tensor R = relative_sinusoid(q_offset - (Tk - 1), Tq + Tk - 1, width_, q.dtype());
-  const Tensor projected =
-      ag::permute(ag::reshape(ag::matmul(R, projection[layer]), {Tq + Tk - 1, heads_, head_width_}),
-                  {1, 0, 2});  // [H, N, D]
-  // q arrives as q + u (from rotate); (b) + (d) need q + v
-  const Tensor query = ag::add(q, ag::sub(v, u));
-  const Tensor term = xl_position_term(query, projected, Tk);
-  return ag::add(scores, ag::mul(term, 1.0 / std::sqrt(double(head_width_))));
-}
-// [xl-hooks]
 
 std::vector<std::pair<std::string, Tensor>> TransformerXLEncoding::inspect(
     std::int64_t length) const {

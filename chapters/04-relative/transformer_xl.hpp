@@ -4,6 +4,7 @@
 // global biases u and v that replace the query where the query's position would stand.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,26 +27,37 @@ ag::Tensor relative_sinusoid(std::int64_t first, std::int64_t count, std::int64_
 ag::Tensor xl_position_term(const ag::Tensor& query, const ag::Tensor& projected,
                             std::int64_t keys);
 
-/// Transformer-XL through the rotate hook (q + u: terms (a) + (c)) and the bias hook
-/// ((q + v) . W_R R_{i-j}: terms (b) + (d)). Parameters: u, v [H, 1, D] shared by the
-/// layers, and one W_R [C, C] per layer.
+/// Transformer-XL's part in one attention layer, through the bias hook: the layer's own W_R
+/// [C, C], and handles to the encoding's u and v [H, 1, D], which all layers share.
+class TransformerXLPositions : public AttentionPositions {
+ public:
+  /// u, v: the encoding's parameters (registered there, not here); W_R is drawn from rng.
+  TransformerXLPositions(ag::Tensor u, ag::Tensor v, std::int64_t width, ag::Rng& rng);
+  /// The scores are term (a), q_i . k_j / sqrt(D). Adds (c) + (b) + (d), scaled alike:
+  /// scores [B, H, Tq, Tk] + (u . k_j + (q_i + v) . W_R R_{i-j}) / sqrt(D).
+  ag::Tensor bias(const ag::Tensor& scores, const ag::Tensor& q, const ag::Tensor& k,
+                  std::int64_t q_offset) const override;
+
+  ag::Tensor projection;  ///< W_R [C, C]
+  ag::Tensor u, v;        ///< [H, 1, D], shared with the encoding and every other layer
+
+ private:
+  std::int64_t width_, heads_ = 0, head_width_ = 0;
+};
+
+/// Transformer-XL: the global biases u and v, and for each attention layer a
+/// TransformerXLPositions with a W_R of its own.
 class TransformerXLEncoding : public PositionalEncoding {
  public:
-  TransformerXLEncoding(std::int64_t width, std::int64_t heads, std::int64_t layers, ag::Rng& rng,
+  TransformerXLEncoding(std::int64_t width, std::int64_t heads, ag::Rng& rng,
                         ag::Dtype dtype = ag::Dtype::f32);
   std::string name() const override { return "xl"; }
-  /// q, k [B, H, T, D] -> (q + u, k).
-  std::pair<ag::Tensor, ag::Tensor> rotate(const ag::Tensor& q, const ag::Tensor& k,
-                                           std::int64_t offset, int layer) const override;
-  /// scores [B, H, Tq, Tk] + (q - u + v) . W_R R_{i-j} / sqrt(D). The q received here is the
-  /// one rotate returned, q + u, so u is taken off again before v is put in.
-  ag::Tensor bias(const ag::Tensor& scores, const ag::Tensor& q, std::int64_t q_offset,
-                  int layer) const override;
+  /// A TransformerXLPositions holding u and v, with its W_R drawn from rng.
+  std::shared_ptr<AttentionPositions> make_attention_part(ag::Rng& rng) const override;
   /// "sinusoid" [length, C] (distances 0 .. length-1), "u" and "v" [H, D].
   std::vector<std::pair<std::string, ag::Tensor>> inspect(std::int64_t length) const override;
 
-  ag::Tensor u, v;                     ///< [H, 1, D]
-  std::vector<ag::Tensor> projection;  ///< W_R [C, C], one per layer
+  ag::Tensor u, v;  ///< [H, 1, D]
 
  private:
   std::int64_t width_, heads_, head_width_;

@@ -114,25 +114,28 @@ std::vector<std::int64_t> adjacent_to_half_permutation(std::int64_t head_width, 
   return p;
 }
 
-RotaryEncoding::RotaryEncoding(std::int64_t head_width, RotaryOptions options)
-    : head_width_(head_width), rotated_width_(0), options_(options) {
+std::int64_t rotary_width(std::int64_t head_width, const RotaryOptions& options) {
   ag::check(head_width > 0, "rope", "head width must be positive, got ", head_width);
   ag::check(options.fraction > 0 && options.fraction <= 1, "rope",
             "fraction must lie in (0, 1], got ", options.fraction);
   // GPT-NeoX rounds down: rotary_ndims = int(head_dim * rotary_pct). The small margin keeps
   // 0.3 * 10 (= 3.0000000000000004 or 2.9999999999999996) from landing one below.
-  rotated_width_ =
+  const auto width =
       static_cast<std::int64_t>(std::floor(options.fraction * double(head_width) + 1e-9));
-  ag::check(rotated_width_ > 0 && rotated_width_ % 2 == 0, "rope", "the rotated width ",
+  ag::check(width > 0 && width % 2 == 0, "rope", "the rotated width ",
             "floor(fraction * D) = floor(", options.fraction, " * ", head_width,
-            ") = ", rotated_width_, " must be even and positive: coordinates are rotated in pairs");
+            ") = ", width, " must be even and positive: coordinates are rotated in pairs");
   ag::check(options.base > 1, "rope", "base must be greater than 1, got ", options.base);
+  return width;
 }
 
+RotaryPositions::RotaryPositions(std::int64_t head_width, RotaryOptions options)
+    : head_width_(head_width), rotated_width_(rotary_width(head_width, options)),
+      options_(options) {}
+
 // [rope-rotate]
-std::pair<Tensor, Tensor> RotaryEncoding::rotate(const Tensor& q, const Tensor& k,
-                                                 std::int64_t offset, int layer) const {
-  (void)layer;  // every layer rotates by the same angles
+std::pair<Tensor, Tensor> RotaryPositions::rotate(const Tensor& q, const Tensor& k,
+                                                  std::int64_t offset) const {
   ag::check(q.dim() == 4 && q.size(3) == head_width_ && k.dim() == 4 && k.size(3) == head_width_,
             "rope", "expected q and k [B, H, T, ", head_width_, "], got ",
             ag::shape_string(q.shape()), " and ", ag::shape_string(k.shape()));
@@ -143,6 +146,15 @@ std::pair<Tensor, Tensor> RotaryEncoding::rotate(const Tensor& q, const Tensor& 
           apply_rotary(k, offset, cos, sin, options_.layout)};
 }
 // [rope-rotate]
+
+RotaryEncoding::RotaryEncoding(std::int64_t head_width, RotaryOptions options)
+    : head_width_(head_width), rotated_width_(rotary_width(head_width, options)),
+      options_(options) {}
+
+std::shared_ptr<AttentionPositions> RotaryEncoding::make_attention_part(ag::Rng& rng) const {
+  (void)rng;  // no parameters to draw
+  return std::make_shared<RotaryPositions>(head_width_, options_);
+}
 
 std::vector<std::pair<std::string, Tensor>> RotaryEncoding::inspect(std::int64_t length) const {
   const auto [cos, sin] = rope_tables(length, rotated_width_, options_.base, ag::Dtype::f64);

@@ -3,6 +3,7 @@
 // the positions only through n - m.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,15 +49,33 @@ struct RotaryOptions {
   double fraction = 1.0;  ///< rotate the first fraction * D coordinates (GPT-NeoX's rotary_pct)
 };
 
-/// RoPE through the rotate hook. No parameters.
-class RotaryEncoding : public PositionalEncoding {
+/// The rotated width d = floor(fraction * D) of a head of width D; an ag::Error unless d is even
+/// and positive, fraction lies in (0, 1] and base > 1.
+std::int64_t rotary_width(std::int64_t head_width, const RotaryOptions& options);
+
+/// RoPE's part in each attention layer, through the rotate hook. No parameters: every layer
+/// turns by the same angles.
+class RotaryPositions : public AttentionPositions {
  public:
-  /// head_width D; the rotated width d = floor(fraction * D) must be even and positive.
-  RotaryEncoding(std::int64_t head_width, RotaryOptions options = {});
-  std::string name() const override { return "rope"; }
+  /// head_width D; the options as rotary_width checks them.
+  RotaryPositions(std::int64_t head_width, RotaryOptions options = {});
   /// q, k [B, H, T, D] at positions offset .. offset+T-1 -> both rotated.
   std::pair<ag::Tensor, ag::Tensor> rotate(const ag::Tensor& q, const ag::Tensor& k,
-                                           std::int64_t offset, int layer) const override;
+                                           std::int64_t offset) const override;
+
+ private:
+  std::int64_t head_width_, rotated_width_;
+  RotaryOptions options_;
+};
+
+/// RoPE: nothing before the first block; each attention layer gets a RotaryPositions.
+class RotaryEncoding : public PositionalEncoding {
+ public:
+  /// head_width D; the options as rotary_width checks them.
+  RotaryEncoding(std::int64_t head_width, RotaryOptions options = {});
+  std::string name() const override { return "rope"; }
+  /// A RotaryPositions with this encoding's head width and options.
+  std::shared_ptr<AttentionPositions> make_attention_part(ag::Rng& rng) const override;
   /// "cos", "sin" [length, d/2]; "rotated_example" [length, D]: the unit vector
   /// (1, 1, ..., 1) / sqrt(D) rotated to each position 0 .. length-1.
   std::vector<std::pair<std::string, ag::Tensor>> inspect(std::int64_t length) const override;

@@ -51,12 +51,14 @@ Tensor alibi_bias(std::int64_t heads, std::int64_t queries, std::int64_t keys,
 }
 // [alibi-bias]
 
-AlibiEncoding::AlibiEncoding(std::int64_t heads) : heads_(heads), slopes_(alibi_slopes(heads)) {}
+AlibiPositions::AlibiPositions(std::int64_t heads) : heads_(heads) {
+  ag::check(heads >= 1, "alibi", "needs at least one head, got ", heads);
+}
 
 // [alibi-hook]
-Tensor AlibiEncoding::bias(const Tensor& scores, const Tensor& q, std::int64_t q_offset,
-                           int layer) const {
-  (void)q, (void)layer;  // the bias depends on positions only, the same in every layer
+Tensor AlibiPositions::bias(const Tensor& scores, const Tensor& q, const Tensor& k,
+                            std::int64_t q_offset) const {
+  (void)q, (void)k;  // the bias depends on positions only, the same in every layer
   ag::check(scores.dim() == 4 && scores.size(1) == heads_, "alibi", "expected scores [B, ", heads_,
             ", Tq, Tk], got ", ag::shape_string(scores.shape()));
   // [H, Tq, Tk] broadcasts over the batch
@@ -64,6 +66,13 @@ Tensor AlibiEncoding::bias(const Tensor& scores, const Tensor& q, std::int64_t q
                  alibi_bias(heads_, scores.size(2), scores.size(3), q_offset, scores.dtype()));
 }
 // [alibi-hook]
+
+AlibiEncoding::AlibiEncoding(std::int64_t heads) : heads_(heads), slopes_(alibi_slopes(heads)) {}
+
+std::shared_ptr<AttentionPositions> AlibiEncoding::make_attention_part(ag::Rng& rng) const {
+  (void)rng;  // no parameters to draw
+  return std::make_shared<AlibiPositions>(heads_);
+}
 
 std::vector<std::pair<std::string, Tensor>> AlibiEncoding::inspect(std::int64_t length) const {
   return {{"slopes", ag::from_vector(slopes_, {heads_}, ag::Dtype::f64)},

@@ -2,6 +2,7 @@
 // score of query i and key j a penalty proportional to their distance, -slope_h * (i - j).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,14 +23,27 @@ std::vector<double> alibi_slopes(std::int64_t heads);
 ag::Tensor alibi_bias(std::int64_t heads, std::int64_t queries, std::int64_t keys,
                       std::int64_t q_offset, ag::Dtype dtype);
 
-/// ALiBi through the bias hook. No parameters, no options.
+/// ALiBi's part in each attention layer, through the bias hook. No parameters: every layer
+/// adds the same bias.
+class AlibiPositions : public AttentionPositions {
+ public:
+  explicit AlibiPositions(std::int64_t heads);
+  /// scores [B, H, Tq, Tk] -> scores + alibi_bias(H, Tq, Tk, q_offset); q and k are not used.
+  ag::Tensor bias(const ag::Tensor& scores, const ag::Tensor& q, const ag::Tensor& k,
+                  std::int64_t q_offset) const override;
+
+ private:
+  std::int64_t heads_;
+};
+
+/// ALiBi: nothing before the first block; each attention layer gets an AlibiPositions. No
+/// parameters, no options.
 class AlibiEncoding : public PositionalEncoding {
  public:
   explicit AlibiEncoding(std::int64_t heads);
   std::string name() const override { return "alibi"; }
-  /// scores [B, H, Tq, Tk] -> scores + alibi_bias(H, Tq, Tk, q_offset).
-  ag::Tensor bias(const ag::Tensor& scores, const ag::Tensor& q, std::int64_t q_offset,
-                  int layer) const override;
+  /// An AlibiPositions for this encoding's heads.
+  std::shared_ptr<AttentionPositions> make_attention_part(ag::Rng& rng) const override;
   /// "slopes" [H] and "bias" [H, length, length] (queries and keys at 0 .. length-1).
   std::vector<std::pair<std::string, ag::Tensor>> inspect(std::int64_t length) const override;
 

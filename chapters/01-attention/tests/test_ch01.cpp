@@ -14,32 +14,41 @@ using ag::Tensor;
 
 namespace {
 
-DecoderConfig small_config() {
-  DecoderConfig c;
-  c.vocab = 7;
-  c.width = 8;
-  c.heads = 2;
-  c.layers = 2;
-  c.ffn_width = 16;
-  return c;
-}
+// What the hooks of a spy encoding and of all its parts were given.
+struct SpyLog {
+  std::vector<std::int64_t> embed_offsets, rotate_offsets, bias_keys;
+  int parts_made = 0;
+};
 
-// Records what the hooks were given, and adds nothing.
-struct SpyEncoding : PositionalEncoding {
-  mutable std::vector<std::int64_t> embed_offsets, rotate_offsets, bias_offsets;
-  std::string name() const override { return "spy"; }
-  Tensor embed(const Tensor& x, std::int64_t offset) const override {
-    embed_offsets.push_back(offset);
-    return x;
+// Records what the attention hooks were given, and adds nothing. Its one parameter shows
+// where a part's parameters are registered.
+struct SpyPositions : AttentionPositions {
+  explicit SpyPositions(std::shared_ptr<SpyLog> log_) : log(std::move(log_)) {
+    register_parameter("weight", weight);
   }
-  std::pair<Tensor, Tensor> rotate(const Tensor& q, const Tensor& k, std::int64_t offset,
-                                   int) const override {
-    rotate_offsets.push_back(offset);
+  std::pair<Tensor, Tensor> rotate(const Tensor& q, const Tensor& k,
+                                   std::int64_t offset) const override {
+    log->rotate_offsets.push_back(offset);
     return {q, k};
   }
-  Tensor bias(const Tensor& scores, const Tensor&, std::int64_t q_offset, int) const override {
-    bias_offsets.push_back(q_offset);
+  Tensor bias(const Tensor& scores, const Tensor&, const Tensor& k, std::int64_t) const override {
+    log->bias_keys.push_back(k.size(2));
     return scores;
+  }
+  std::shared_ptr<SpyLog> log;
+  Tensor weight = ag::zeros({1});
+};
+
+struct SpyEncoding : PositionalEncoding {
+  std::shared_ptr<SpyLog> log = std::make_shared<SpyLog>();
+  std::string name() const override { return "spy"; }
+  Tensor embed(const Tensor& x, std::int64_t offset) const override {
+    log->embed_offsets.push_back(offset);
+    return x;
+  }
+  std::shared_ptr<AttentionPositions> make_attention_part(ag::Rng&) const override {
+    ++log->parts_made;
+    return std::make_shared<SpyPositions>(log);
   }
 };
 
@@ -48,28 +57,26 @@ struct SpyEncoding : PositionalEncoding {
 TEST(Ch01Attention, WithoutMaskPermutingTheInputPermutesTheOutput) {
   ag::Rng rng(1);
   SelfAttention attention(16, 4, rng, /*causal=*/false);
-  NoEncoding none;
   Tensor x = ag::randn({1, 6, 16}, rng);
   const std::vector<std::int64_t> order{3, 0, 5, 1, 4, 2};
-  Tensor permuted_then_attended = attention.forward(reorder_positions(x, order), none, 0);
-  Tensor attended_then_permuted = reorder_positions(attention.forward(x, none, 0), order);
+  Tensor permuted_then_attended = attention.forward(reorder_positions(x, order));
+  Tensor attended_then_permuted = reorder_positions(attention.forward(x), order);
   EXPECT_LT(max_abs_difference(permuted_then_attended, attended_then_permuted), 1e-5);
 }
 
 TEST(Ch01Attention, WithTheCausalMaskOrderMatters) {
   ag::Rng rng(2);
   SelfAttention attention(16, 4, rng, /*causal=*/true);
-  NoEncoding none;
   Tensor x = ag::randn({1, 6, 16}, rng);
   const std::vector<std::int64_t> order{3, 0, 5, 1, 4, 2};
-  Tensor a = attention.forward(reorder_positions(x, order), none, 0);
-  Tensor b = reorder_positions(attention.forward(x, none, 0), order);
+  Tensor a = attention.forward(reorder_positions(x, order));
+  Tensor b = reorder_positions(attention.forward(x), order);
   EXPECT_GT(max_abs_difference(a, b), 1e-2);
 }
 
 TEST(Ch01Attention, CausalOutputIgnoresTheFuture) {
   ag::Rng rng(3);
-  Decoder model(small_config(), std::make_shared<NoEncoding>(), rng);
+  Decoder model(small_decoder_config(), std::make_shared<NoEncoding>(), rng);
   Tensor a = model.forward({{1, 2, 3, 4, 5}, {1, 5}});
   Tensor b = model.forward({{1, 2, 3, 6, 0}, {1, 5}});  // differs from position 3 on
   EXPECT_LT(max_abs_difference(ag::slice(a, 1, 0, 3), ag::slice(b, 1, 0, 3)), 1e-6);
@@ -79,11 +86,12 @@ TEST(Ch01Attention, CausalOutputIgnoresTheFuture) {
 TEST(Ch01Attention, CachedDecodingMatchesTheFullPass) {
   ag::Rng rng(4);
   auto spy = std::make_shared<SpyEncoding>();
-  Decoder model(small_config(), spy, rng);
+  Decoder model(small_decoder_config(), spy, rng);
   const ag::Indices ids{{1, 4, 2, 6, 0, 3, 5, 1, 2, 3, 4, 0}, {2, 6}};
   Tensor full = model.forward(ids);  // [2, 6, V]
-  spy->embed_offsets.clear();
-  spy->rotate_offsets.clear();
+  spy->log->embed_offsets.clear();
+  spy->log->rotate_offsets.clear();
+  spy->log->bias_keys.clear();
   KVCache cache;
   ag::NoGradGuard no_grad;
   for (std::int64_t t = 0; t < 6; ++t) {
@@ -92,14 +100,35 @@ TEST(Ch01Attention, CachedDecodingMatchesTheFullPass) {
     EXPECT_LT(max_abs_difference(logits, ag::slice(full, 1, t, t + 1)), 1e-5) << "position " << t;
   }
   EXPECT_EQ(cache.length(), 6);
-  EXPECT_EQ(spy->embed_offsets, (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(spy->log->embed_offsets, (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5}));
   // two layers, so each offset reaches the rotate hook twice
-  EXPECT_EQ(spy->rotate_offsets, (std::vector<std::int64_t>{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5}));
+  EXPECT_EQ(spy->log->rotate_offsets,
+            (std::vector<std::int64_t>{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5}));
+  // and bias sees every key so far, the cached ones included
+  EXPECT_EQ(spy->log->bias_keys, (std::vector<std::int64_t>{1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6}));
+}
+
+TEST(Ch01Attention, EachLayerOwnsThePartTheEncodingMadeForIt) {
+  ag::Rng rng(12);
+  auto spy = std::make_shared<SpyEncoding>();
+  Decoder model(small_decoder_config(), spy, rng);
+  EXPECT_EQ(spy->log->parts_made, 2);
+  EXPECT_NE(model.blocks[0]->attention.positions, model.blocks[1]->attention.positions);
+  EXPECT_TRUE(std::dynamic_pointer_cast<SpyPositions>(model.blocks[1]->attention.positions));
+  std::vector<std::string> names;
+  for (const auto& [name, tensor] : model.named_parameters())
+    if (name.find("positions") != std::string::npos) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"blocks.0.attention.positions.weight",
+                                             "blocks.1.attention.positions.weight"}));
+  // without an encoding's part, attention has the part that adds nothing
+  SelfAttention plain(8, 2, rng);
+  ASSERT_TRUE(plain.positions);
+  EXPECT_TRUE(plain.positions->parameters().empty());
 }
 
 TEST(Ch01Attention, CacheInChunksMatchesTheFullPass) {
   ag::Rng rng(5);
-  Decoder model(small_config(), std::make_shared<NoEncoding>(), rng);
+  Decoder model(small_decoder_config(), std::make_shared<NoEncoding>(), rng);
   const ag::Indices ids{{1, 4, 2, 6, 0, 3, 5}, {1, 7}};
   Tensor full = model.forward(ids);
   KVCache cache;
@@ -110,7 +139,7 @@ TEST(Ch01Attention, CacheInChunksMatchesTheFullPass) {
 
 TEST(Ch01Attention, WrongCacheOffsetIsAnError) {
   ag::Rng rng(6);
-  Decoder model(small_config(), std::make_shared<NoEncoding>(), rng);
+  Decoder model(small_decoder_config(), std::make_shared<NoEncoding>(), rng);
   KVCache cache;
   model.forward({{1, 2}, {1, 2}}, 0, &cache);
   EXPECT_THROW(model.forward({{3}, {1, 1}}, 5, &cache), ag::Error);
@@ -119,17 +148,17 @@ TEST(Ch01Attention, WrongCacheOffsetIsAnError) {
 TEST(Ch01Attention, BadConfigurationsAreErrors) {
   ag::Rng rng(7);
   EXPECT_THROW(SelfAttention(10, 3, rng), ag::Error);
-  Decoder model(small_config(), std::make_shared<NoEncoding>(), rng);
+  Decoder model(small_decoder_config(), std::make_shared<NoEncoding>(), rng);
   EXPECT_THROW(model.forward({{1, 2, 3}, {3}}), ag::Error);       // ids must be [B, T]
   EXPECT_THROW(model.forward({{1, 2, 9}, {1, 3}}), ag::Error);    // id outside the vocabulary
-  DecoderConfig zero = small_config();
+  DecoderConfig zero = small_decoder_config();
   zero.layers = 0;
   EXPECT_THROW(Decoder(zero, std::make_shared<NoEncoding>(), rng), ag::Error);
 }
 
 TEST(Ch01Attention, AttentionWeightsAreCapturedAndCausal) {
   ag::Rng rng(8);
-  Decoder model(small_config(), std::make_shared<NoEncoding>(), rng);
+  Decoder model(small_decoder_config(), std::make_shared<NoEncoding>(), rng);
   model.capture_attention(true);
   model.forward({{1, 2, 3, 4}, {1, 4}});
   const auto weights = model.attention_weights();
@@ -159,10 +188,9 @@ TEST(Ch01Attention, AttentionAlonePassesGradcheckWithRespectToItsInput) {
   ag::Rng rng(10);
   SelfAttention attention(8, 2, rng);
   attention.to(ag::Dtype::f64);
-  NoEncoding none;
   Tensor x = ag::randn({2, 4, 8}, rng, ag::Dtype::f64);
   const auto result = ag::gradcheck(
-      [&](const std::vector<Tensor>& in) { return attention.forward(in[0], none, 0); }, {x});
+      [&](const std::vector<Tensor>& in) { return attention.forward(in[0]); }, {x});
   EXPECT_TRUE(result.passed) << result.report;
 }
 

@@ -56,7 +56,8 @@ TEST(Ch03Learned, EncodingPassesGradcheck) {
 
 TEST(Ch03Learned, OneBlockModelPassesGradcheckInFloat64) {
   ag::Rng rng(9);
-  const auto result = gradcheck_one_block(std::make_shared<LearnedEncoding>(10, 8, rng), rng);
+  const auto result = gradcheck_one_block(
+      std::make_shared<LearnedEncoding>(10, small_decoder_config().width, rng), rng);
   EXPECT_TRUE(result.passed) << result.report;
   EXPECT_GT(result.checks, 100);
 }

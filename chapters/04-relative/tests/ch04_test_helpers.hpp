@@ -1,5 +1,5 @@
-// Shared by chapter 4's test files: registration once per binary, a small model config and
-// the check that the encodings' hooks depend on positions only through j - i.
+// Shared by chapter 4's test files: registration once per binary, encodings and attention
+// parts for the small test decoder, and the scores as attention computes them.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -7,9 +7,11 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "decoder.hpp"
 #include "encoding_registry.hpp"
+#include "model_check.hpp"
 #include "permutation.hpp"
 #include "relative_encodings.hpp"
 
@@ -23,43 +25,49 @@ inline void ensure_registered() {
   done = true;
 }
 
-/// Width 16 in 2 heads of 8, two layers (so per-layer parameters are used by both layers).
-inline DecoderConfig small_config() {
-  DecoderConfig c;
-  c.vocab = 7;
-  c.width = 16;
-  c.heads = 2;
-  c.layers = 2;
-  c.ffn_width = 32;
-  return c;
+/// Redraws every parameter of `module` from N(0, 0.5^2): larger than the 0.02 of training, so
+/// that position terms are far from zero in checks.
+inline void spread(ag::Module& module, std::uint64_t seed) {
+  ag::Rng values(seed);
+  for (ag::Tensor& p : module.parameters()) p.copy_from(ag::randn(p.shape(), values, f64, 0.5));
 }
 
+/// A registered encoding for the small test decoder (width 16 in 2 heads of 8), in float64,
+/// its own parameters spread.
 inline std::shared_ptr<PositionalEncoding> make_small(
-    const std::string& name, std::map<std::string, std::string> options = {}, int layers = 2,
-    std::uint64_t seed = 1) {
+    const std::string& name, std::map<std::string, std::string> options = {}) {
   ensure_registered();
   EncodingSpec spec;
-  spec.model = small_config();
-  spec.model.layers = layers;
+  spec.model = small_decoder_config();
   spec.options = std::move(options);
   spec.dtype = f64;
-  ag::Rng rng(seed);
+  ag::Rng rng(1);
   auto encoding = make_encoding(name, spec, rng);
-  // larger than the 0.02 of training, so that position terms are far from zero in checks
-  ag::Rng values(seed + 7);
-  for (ag::Tensor& p : encoding->parameters()) p.copy_from(ag::randn(p.shape(), values, f64, 0.5));
+  spread(*encoding, 8);
   return encoding;
 }
 
-/// scores + every hook's term, for queries q [B, H, Tq, D] at q_offset .. and keys k
-/// [B, H, Tk, D] at 0 .. Tk-1, as attention computes them (rotate on the queries' block).
-inline ag::Tensor hooked_scores(const PositionalEncoding& encoding, const ag::Tensor& q,
-                                const ag::Tensor& k, std::int64_t q_offset, int layer) {
-  const auto [rq, rk] = encoding.rotate(q, k, q_offset, layer);
-  (void)rk;  // relative encodings leave keys alone; the tests pass keys that are not rotated
+/// The encoding's parts for the two layers of the small decoder, as the decoder asks for
+/// them, their own parameters spread.
+inline std::vector<std::shared_ptr<AttentionPositions>> make_parts(
+    const PositionalEncoding& encoding) {
+  ag::Rng rng(2);
+  std::vector<std::shared_ptr<AttentionPositions>> parts;
+  for (std::uint64_t layer = 0; layer < 2; ++layer) {
+    parts.push_back(encoding.make_attention_part(rng));
+    spread(*parts.back(), 20 + layer);
+  }
+  return parts;
+}
+
+/// The scores of queries q [B, H, Tq, D] at q_offset .. q_offset+Tq-1 and keys k [B, H, Tk, D]
+/// at 0 .. Tk-1 as attention computes them for an encoding that does not rotate (none of this
+/// chapter's does): q . k / sqrt(D), then the part's bias hook.
+inline ag::Tensor hooked_scores(const AttentionPositions& part, const ag::Tensor& q,
+                                const ag::Tensor& k, std::int64_t q_offset) {
   const ag::Tensor scores =
-      ag::mul(ag::matmul_transposed(rq, k), 1.0 / std::sqrt(double(q.size(3))));
-  return encoding.bias(scores, rq, q_offset, layer);
+      ag::mul(ag::matmul_transposed(q, k), 1.0 / std::sqrt(double(q.size(3))));
+  return part.bias(scores, q, k, q_offset);
 }
 
 }  // namespace pe::ch04_test

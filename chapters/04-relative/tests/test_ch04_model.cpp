@@ -33,13 +33,7 @@ TEST(Ch04Relative, RegisteredWithTheirOptions) {
   }
   auto shaw = std::dynamic_pointer_cast<ShawEncoding>(make_small("shaw"));
   ASSERT_TRUE(shaw);
-  EXPECT_EQ(shaw->max_distance(), 16);       // the default
-  EXPECT_EQ(shaw->parameters().size(), 4u);  // a^K and a^V for each of 2 layers
-  EXPECT_EQ(shaw->key_tables[0].shape(), (ag::Shape{33, 8}));
-  auto xl = std::dynamic_pointer_cast<TransformerXLEncoding>(make_small("xl"));
-  ASSERT_TRUE(xl);
-  EXPECT_EQ(xl->parameters().size(), 4u);  // u, v, and W_R for each of 2 layers
-  EXPECT_EQ(xl->projection[1].shape(), (ag::Shape{16, 16}));
+  EXPECT_EQ(shaw->max_distance(), 16);  // the default
   auto t5 = std::dynamic_pointer_cast<T5Encoding>(make_small("t5"));
   ASSERT_TRUE(t5);
   EXPECT_EQ(t5->table.shape(), (ag::Shape{32, 2}));  // one table for all layers
@@ -48,6 +42,53 @@ TEST(Ch04Relative, RegisteredWithTheirOptions) {
   const auto shaw_inspect = shaw->inspect(4);
   ASSERT_EQ(shaw_inspect.front().first, "index");
   EXPECT_EQ(shaw_inspect.front().second.at({3, 0}), 13.0);  // clip(0 - 3) + 16
+}
+
+TEST(Ch04Relative, EachParameterIsRegisteredOnceWhereItBelongs) {
+  // per-layer tables under their layer's attention, shared ones under the encoding
+  const std::map<std::string, std::vector<std::pair<std::string, ag::Shape>>> expected{
+      {"shaw",
+       {{"blocks.0.attention.positions.key_table", {33, 8}},
+        {"blocks.0.attention.positions.value_table", {33, 8}},
+        {"blocks.1.attention.positions.key_table", {33, 8}},
+        {"blocks.1.attention.positions.value_table", {33, 8}}}},
+      {"xl",
+       {{"encoding.u", {2, 1, 8}},
+        {"encoding.v", {2, 1, 8}},
+        {"blocks.0.attention.positions.w_r", {16, 16}},
+        {"blocks.1.attention.positions.w_r", {16, 16}}}},
+      {"t5", {{"encoding.table", {32, 2}}}}};
+  for (const auto& [name, parameters] : expected) {
+    ag::Rng rng(1);
+    Decoder model(small_decoder_config(), make_small(name), rng);
+    std::vector<std::pair<std::string, ag::Shape>> found;
+    for (const auto& [parameter, tensor] : model.named_parameters())
+      if (parameter.find("encoding.") == 0 || parameter.find(".positions.") != std::string::npos)
+        found.emplace_back(parameter, tensor.shape());
+    EXPECT_EQ(found, parameters) << name;
+  }
+}
+
+TEST(Ch04Relative, PartsKeepHandlesToTheSharedParameters) {
+  // a dtype conversion and training change u, v and T5's table in place, and every layer's
+  // part sees the change (make_small's encodings are float64)
+  ag::Rng rng(1);
+  auto xl = std::dynamic_pointer_cast<TransformerXLEncoding>(make_small("xl"));
+  Decoder model(small_decoder_config(), xl, rng);
+  model.to(ag::Dtype::f32);
+  xl->u.copy_from(ag::full(xl->u.shape(), 3.0, ag::Dtype::f32));
+  for (const auto& block : model.blocks) {
+    const auto& part = dynamic_cast<const TransformerXLPositions&>(*block->attention.positions);
+    EXPECT_EQ(part.u.dtype(), ag::Dtype::f32);
+    EXPECT_EQ(part.u.at({1, 0, 7}), 3.0);
+    EXPECT_EQ(part.v.at({1, 0, 7}), xl->v.at({1, 0, 7}));
+  }
+  auto t5 = std::dynamic_pointer_cast<T5Encoding>(make_small("t5"));
+  Decoder t5_model(small_decoder_config(), t5, rng);
+  t5->table.copy_from(ag::full(t5->table.shape(), -2.0, ag::Dtype::f64));
+  for (const auto& block : t5_model.blocks)
+    EXPECT_EQ(dynamic_cast<const T5Positions&>(*block->attention.positions).table.at({5, 1}),
+              -2.0);
 }
 
 TEST(Ch04Relative, BadShawOptionsAreErrors) {
@@ -79,14 +120,12 @@ TEST(Ch04Relative, ScoresAndValuesDependOnlyOnTheDistance) {
     auto encoding = make_small(name, name == std::string("shaw")
                                          ? std::map<std::string, std::string>{{"max_distance", "3"}}
                                          : std::map<std::string, std::string>{});
-    for (int layer : {0, 1}) {
-      const Tensor base = hooked_scores(*encoding, q, k, 0, layer);
-      const Tensor moved =
-          ag::slice(hooked_scores(*encoding, q, shifted_keys, s, layer), 3, s, s + T);
-      EXPECT_LT(max_abs_difference(base, moved), 1e-12) << name << ", layer " << layer;
+    for (const auto& part : make_parts(*encoding)) {
+      const Tensor base = hooked_scores(*part, q, k, 0);
+      const Tensor moved = ag::slice(hooked_scores(*part, q, shifted_keys, s), 3, s, s + T);
+      EXPECT_LT(max_abs_difference(base, moved), 1e-12) << name;
       const Tensor out = ag::zeros({1, 2, T, 8}, f64);
-      EXPECT_LT(max_abs_difference(encoding->values(out, w, 0, layer),
-                                   encoding->values(out, shifted_w, s, layer)),
+      EXPECT_LT(max_abs_difference(part->values(out, w, 0), part->values(out, shifted_w, s)),
                 1e-12)
           << name;
       // and the position terms are not trivially constant
@@ -102,8 +141,10 @@ TEST(Ch04Relative, CachedDecodingMatchesTheFullPass) {
                                          ? std::map<std::string, std::string>{{"max_distance", "2"}}
                                          : std::map<std::string, std::string>{});
     ag::Rng rng(2);
-    Decoder model(small_config(), encoding, rng);
+    Decoder model(small_decoder_config(), encoding, rng);
     model.to(f64);
+    for (std::size_t i = 0; i < model.blocks.size(); ++i)
+      spread(*model.blocks[i]->attention.positions, 30 + i);
     const auto difference = cached_decoding_difference(model);
     EXPECT_LT(difference.one_by_one, 1e-12) << name;
     EXPECT_LT(difference.chunks, 1e-12) << name;
@@ -114,7 +155,7 @@ TEST(Ch04Relative, OneBlockModelPassesGradcheckInFloat64) {
   ensure_registered();
   for (const char* name : kEncodings) {
     EncodingSpec spec;
-    spec.model = tiny_decoder_config();
+    spec.model = small_decoder_config();
     spec.options = name == std::string("shaw")
                        ? std::map<std::string, std::string>{{"max_distance", "1"}}
                        : std::map<std::string, std::string>{};

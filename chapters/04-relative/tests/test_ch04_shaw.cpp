@@ -70,22 +70,26 @@ TEST(Ch04Shaw, ValueTermIsTheWeightedSumOfTheVectors) {
 
 TEST(Ch04Shaw, HooksUseTheTablesOfTheirLayerAndScaleTheKeyTermLikeTheScores) {
   auto encoding = make_small("shaw", {{"max_distance", "2"}});
-  auto& shaw = dynamic_cast<ShawEncoding&>(*encoding);
+  EXPECT_TRUE(encoding->parameters().empty());  // every table belongs to a layer's part
+  const auto parts = make_parts(*encoding);
   ag::Rng rng(3);
-  const Tensor q = ag::randn({1, 2, 3, 8}, rng, f64), scores = ag::randn({1, 2, 3, 3}, rng, f64);
+  const Tensor q = ag::randn({1, 2, 3, 8}, rng, f64), k = ag::randn({1, 2, 3, 8}, rng, f64);
+  const Tensor scores = ag::randn({1, 2, 3, 3}, rng, f64);
   const ag::Indices index = shaw_clipped_index(3, 3, 0, 2);
-  for (int layer : {0, 1}) {
+  for (const auto& part : parts) {
+    const auto& shaw = dynamic_cast<const ShawPositions&>(*part);
+    EXPECT_EQ(shaw.key_table.shape(), (ag::Shape{5, 8}));
     const Tensor expected = ag::add(
-        scores, ag::mul(shaw_key_term(q, shaw.key_tables[layer], index), 1.0 / std::sqrt(8.0)));
-    EXPECT_LT(max_abs_difference(shaw.bias(scores, q, 0, layer), expected), 1e-14);
+        scores, ag::mul(shaw_key_term(q, shaw.key_table, index), 1.0 / std::sqrt(8.0)));
+    EXPECT_LT(max_abs_difference(shaw.bias(scores, q, k, 0), expected), 1e-14);
     const Tensor w = ag::softmax(scores), out = ag::randn({1, 2, 3, 8}, rng, f64).detach();
-    EXPECT_LT(max_abs_difference(shaw.values(out, w, 0, layer),
-                                 ag::add(out, shaw_value_term(w, shaw.value_tables[layer], index))),
+    EXPECT_LT(max_abs_difference(shaw.values(out, w, 0),
+                                 ag::add(out, shaw_value_term(w, shaw.value_table, index))),
               1e-14);
   }
   // the two layers really have different tables
-  EXPECT_GT(max_abs_difference(shaw.bias(scores, q, 0, 0), shaw.bias(scores, q, 0, 1)), 1e-3);
-  EXPECT_THROW(shaw.bias(scores, q, 0, 2), ag::Error);  // built for two layers
+  EXPECT_GT(max_abs_difference(parts[0]->bias(scores, q, k, 0), parts[1]->bias(scores, q, k, 0)),
+            1e-3);
 }
 
 TEST(Ch04Shaw, TermsPassGradcheckInFloat64) {
@@ -104,18 +108,20 @@ TEST(Ch04Shaw, TermsPassGradcheckInFloat64) {
 }
 
 TEST(Ch04Shaw, EncodingHooksPassGradcheckInFloat64) {
-  // the encoding alone: its two terms w.r.t. q, the weights and both tables of layer 1
+  // one layer's part alone: its two terms w.r.t. q, the weights and both of its tables
   auto encoding = make_small("shaw", {{"max_distance", "2"}});
+  const auto part = make_parts(*encoding)[1];
   ag::Rng rng(5);
   const Tensor q = ag::randn({1, 2, 4, 8}, rng, f64), out = ag::zeros({1, 2, 4, 8}, f64);
-  const Tensor w = ag::softmax(ag::randn({1, 2, 4, 4}, rng, f64)).detach();
-  std::vector<Tensor> inputs = encoding->parameters();
+  const Tensor k = ag::randn({1, 2, 5, 8}, rng, f64);
+  const Tensor w = ag::softmax(ag::randn({1, 2, 4, 5}, rng, f64)).detach();
+  std::vector<Tensor> inputs = part->parameters();
   inputs.push_back(q);
   inputs.push_back(w);
   const auto result = ag::gradcheck(
       [&](const std::vector<Tensor>& in) {
-        const Tensor scores = encoding->bias(ag::zeros({1, 2, 4, 4}, f64), in[in.size() - 2], 1, 1);
-        const Tensor added = encoding->values(out, in.back(), 1, 1);
+        const Tensor scores = part->bias(ag::zeros({1, 2, 4, 5}, f64), in[in.size() - 2], k, 1);
+        const Tensor added = part->values(out, in.back(), 1);
         return ag::concat({ag::reshape(scores, {-1}), ag::reshape(added, {-1})}, 0);
       },
       inputs);

@@ -49,16 +49,18 @@ TEST(Ch04TransformerXL, HooksGiveThePapersFourTerms) {
   // with W_R R split into heads of D columns; queries at q_offset + i.
   auto encoding = make_small("xl");
   auto& xl = dynamic_cast<TransformerXLEncoding&>(*encoding);
+  const auto parts = make_parts(xl);
   ag::Rng rng(2);
   const std::int64_t Tq = 3, Tk = 6, q_offset = 3, H = 2, D = 8, C = 16;
   const Tensor q = ag::randn({1, H, Tq, D}, rng, f64), k = ag::randn({1, H, Tk, D}, rng, f64);
-  for (int layer : {0, 1}) {
-    const Tensor scores = hooked_scores(xl, q, k, q_offset, layer);
+  for (std::size_t layer = 0; layer < parts.size(); ++layer) {
+    const auto& part = dynamic_cast<const TransformerXLPositions&>(*parts[layer]);
+    const Tensor scores = hooked_scores(part, q, k, q_offset);
     for (std::int64_t h = 0; h < H; ++h)
       for (std::int64_t i = 0; i < Tq; ++i)
         for (std::int64_t j = 0; j < Tk; ++j) {
           const Tensor R = relative_sinusoid(q_offset + i - j, 1, C, f64);  // [1, C]
-          const Tensor WR = ag::matmul(R, xl.projection[layer]);            // [1, C]
+          const Tensor WR = ag::matmul(R, part.projection);                 // [1, C]
           double a = 0, b = 0, c = 0, d = 0;
           for (std::int64_t x = 0; x < D; ++x) {
             const double position = WR.at({0, h * D + x});
@@ -73,27 +75,57 @@ TEST(Ch04TransformerXL, HooksGiveThePapersFourTerms) {
   }
 }
 
-TEST(Ch04TransformerXL, RotateAddsUToQueriesAndLeavesKeys) {
+TEST(Ch04TransformerXL, BiasHookMatchesTheShiftedQueryFormula) {
+  // What the encoding computed before u . k became a bias term: the scores of the shifted
+  // query, (q + u) . k / sqrt(D), plus (q + v) . W_R R_{i-j} / sqrt(D). Queries at 4 .. 6
+  // against 7 keys, as in a cached step.
   auto encoding = make_small("xl");
   auto& xl = dynamic_cast<TransformerXLEncoding&>(*encoding);
+  const auto parts = make_parts(xl);
+  ag::Rng rng(3);
+  const std::int64_t B = 2, H = 2, D = 8, C = 16, Tq = 3, Tk = 7, q_offset = 4;
+  const Tensor q = ag::randn({B, H, Tq, D}, rng, f64), k = ag::randn({B, H, Tk, D}, rng, f64);
+  for (const auto& part : parts) {
+    const Tensor W_R = dynamic_cast<const TransformerXLPositions&>(*part).projection;
+    const Tensor R = relative_sinusoid(q_offset - (Tk - 1), Tq + Tk - 1, C, f64);
+    const Tensor projected =
+        ag::permute(ag::reshape(ag::matmul(R, W_R), {Tq + Tk - 1, H, D}), {1, 0, 2});
+    const Tensor shifted = ag::matmul_transposed(ag::add(q, xl.u), k);
+    const Tensor position = xl_position_term(ag::add(q, xl.v), projected, Tk);
+    const Tensor formula = ag::mul(ag::add(shifted, position), 1.0 / std::sqrt(double(D)));
+    EXPECT_LT(max_abs_difference(hooked_scores(*part, q, k, q_offset), formula), 1e-12);
+  }
+}
+
+TEST(Ch04TransformerXL, LeavesQueriesAndKeysUnrotated) {
+  // u enters through bias alone, so rotate is the default and cached keys need nothing
+  auto encoding = make_small("xl");
+  const auto parts = make_parts(*encoding);
   ag::Rng rng(3);
   const Tensor q = ag::randn({2, 2, 4, 8}, rng, f64), k = ag::randn({2, 2, 4, 8}, rng, f64);
-  const auto [rq, rk] = xl.rotate(q, k, 5, 1);
-  EXPECT_LT(max_abs_difference(rq, ag::add(q, xl.u)), 1e-15);
+  const auto [rq, rk] = parts[1]->rotate(q, k, 5);
+  EXPECT_EQ(max_abs_difference(rq, q), 0.0);
   EXPECT_EQ(max_abs_difference(rk, k), 0.0);
 }
 
 TEST(Ch04TransformerXL, EncodingPassesGradcheckInFloat64) {
-  // the encoding alone: rotate, q.k and bias w.r.t. q, u, v and W_R of both layers
+  // the encoding alone: q.k and bias w.r.t. q, k, u, v and the W_R of both layers
   auto encoding = make_small("xl");
+  const auto parts = make_parts(*encoding);
   ag::Rng rng(4);
   const Tensor q = ag::randn({1, 2, 3, 8}, rng, f64), k = ag::randn({1, 2, 5, 8}, rng, f64);
   std::vector<Tensor> inputs = encoding->parameters();
+  for (const auto& part : parts)
+    for (const Tensor& p : part->parameters()) inputs.push_back(p);
+  ASSERT_EQ(inputs.size(), 4u);  // u, v, W_R, W_R
   inputs.push_back(q);
+  inputs.push_back(k);
   const auto result = ag::gradcheck(
       [&](const std::vector<Tensor>& in) {
-        return ag::concat({hooked_scores(*encoding, in.back(), k, 2, 0),
-                           hooked_scores(*encoding, in.back(), k, 2, 1)},
+        const Tensor& queries = in[in.size() - 2];
+        const Tensor& keys = in.back();
+        return ag::concat({hooked_scores(*parts[0], queries, keys, 2),
+                           hooked_scores(*parts[1], queries, keys, 2)},
                           0);
       },
       inputs);

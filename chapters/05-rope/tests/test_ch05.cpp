@@ -23,15 +23,8 @@ void ensure_registered() {
   done = true;
 }
 
-DecoderConfig small_config() {
-  DecoderConfig c;
-  c.vocab = 7;
-  c.width = 16;
-  c.heads = 2;  // D = 8: four planes with four frequencies
-  c.layers = 2;
-  c.ffn_width = 32;
-  return c;
-}
+// small_decoder_config has heads of D = 8: four planes with four frequencies
+constexpr std::int64_t kHeadWidth = 8;
 
 double dot(const Tensor& a, const Tensor& b) {
   const auto va = a.to_vector(), vb = b.to_vector();
@@ -140,8 +133,9 @@ TEST(Ch05Rope, RotatingWithAnOffsetEqualsRowsOfTheFullRotation) {
 TEST(Ch05Rope, CachedDecodingMatchesTheFullPass) {
   for (auto layout : kLayouts) {
     ag::Rng rng(5);
-    Decoder model(small_config(),
-                  std::make_shared<RotaryEncoding>(8, RotaryOptions{10000, layout, 1.0}), rng);
+    Decoder model(small_decoder_config(),
+                  std::make_shared<RotaryEncoding>(kHeadWidth, RotaryOptions{10000, layout, 1.0}),
+                  rng);
     model.to(f64);
     const auto difference = cached_decoding_difference(model);
     EXPECT_LT(difference.one_by_one, 1e-12);
@@ -168,10 +162,16 @@ TEST(Ch05Rope, PermutingQueryAndKeyColumnsPerHeadTurnsOneLayoutIntoTheOther) {
   // columns are permuted within each head: the half layout on the second gives the same
   // scores (so the same output) as the adjacent layout on the first.
   const std::int64_t C = 16, H = 2, D = 8;
-  ag::Rng rng_a(7), rng_b(7);
-  SelfAttention a(C, H, rng_a), b(C, H, rng_b);
+  const RotaryOptions adjacent{10000, RotaryLayout::adjacent, 1.0};
+  const RotaryOptions half{10000, RotaryLayout::half, 1.0};
+  ag::Rng rng_a(7), rng_b(7), rng_c(7);
+  SelfAttention a(C, H, rng_a, true, ag::Dtype::f32, std::make_shared<RotaryPositions>(D, adjacent));
+  SelfAttention b(C, H, rng_b, true, ag::Dtype::f32, std::make_shared<RotaryPositions>(D, half));
+  // a's weights with the half layout
+  SelfAttention c(C, H, rng_c, true, ag::Dtype::f32, std::make_shared<RotaryPositions>(D, half));
   a.to(f64);
   b.to(f64);
+  c.to(f64);
   const auto p = adjacent_to_half_permutation(D, D);
   std::vector<std::int64_t> columns;  // over the whole width: head h's block permuted by p
   for (std::int64_t h = 0; h < H; ++h)
@@ -180,25 +180,23 @@ TEST(Ch05Rope, PermutingQueryAndKeyColumnsPerHeadTurnsOneLayoutIntoTheOther) {
     layer->weight.copy_from(permute_last(layer->weight, columns));
     layer->bias.copy_from(permute_last(layer->bias, columns));
   }
-  RotaryEncoding adjacent(D, {10000, RotaryLayout::adjacent, 1.0});
-  RotaryEncoding half(D, {10000, RotaryLayout::half, 1.0});
   ag::Rng data(8);
   Tensor x = ag::randn({2, 6, C}, data, f64);
   a.capture_weights = b.capture_weights = true;
-  Tensor out_a = a.forward(x, adjacent, 0), out_b = b.forward(x, half, 0);
+  Tensor out_a = a.forward(x), out_b = b.forward(x);
   EXPECT_LT(max_abs_difference(a.last_weights, b.last_weights), 1e-13);
   EXPECT_LT(max_abs_difference(out_a, out_b), 1e-13);
   // without the permutation the two layouts give different scores
-  EXPECT_GT(max_abs_difference(a.forward(x, half, 0), out_a), 1e-6);
+  EXPECT_GT(max_abs_difference(c.forward(x), out_a), 1e-6);
 }
 
 TEST(Ch05Rope, FractionRotatesOnlyTheFirstCoordinates) {
   ag::Rng rng(10);
   Tensor q = ag::randn({1, 2, 6, 8}, rng, f64), k = ag::randn({1, 2, 6, 8}, rng, f64);
   for (auto layout : kLayouts) {
-    RotaryEncoding partial(8, {10000, layout, 0.5});
-    EXPECT_EQ(partial.rotated_width(), 4);
-    const auto [rq, rk] = partial.rotate(q, k, 3, 0);
+    EXPECT_EQ(RotaryEncoding(8, {10000, layout, 0.5}).rotated_width(), 4);
+    RotaryPositions partial(8, {10000, layout, 0.5});
+    const auto [rq, rk] = partial.rotate(q, k, 3);
     EXPECT_EQ(max_abs_difference(ag::slice(rq, -1, 4, 8), ag::slice(q, -1, 4, 8)), 0.0);
     EXPECT_EQ(max_abs_difference(ag::slice(rk, -1, 4, 8), ag::slice(k, -1, 4, 8)), 0.0);
     EXPECT_GT(max_abs_difference(ag::slice(rq, -1, 0, 4), ag::slice(q, -1, 0, 4)), 1e-3);
@@ -227,9 +225,8 @@ TEST(Ch05Rope, ApplyRotaryPassesGradcheck) {
 TEST(Ch05Rope, OneBlockModelPassesGradcheckInFloat64) {
   for (auto layout : kLayouts) {
     ag::Rng rng(12);
-    // tiny_decoder_config: width 8, 2 heads, so a head of width 4
     const auto result = gradcheck_one_block(
-        std::make_shared<RotaryEncoding>(4, RotaryOptions{10000, layout, 1.0}), rng);
+        std::make_shared<RotaryEncoding>(kHeadWidth, RotaryOptions{10000, layout, 1.0}), rng);
     EXPECT_TRUE(result.passed) << result.report;
     EXPECT_GT(result.checks, 100);
   }
@@ -239,7 +236,7 @@ TEST(Ch05Rope, RegisteredWithItsOptionsAndBadOptionsAreErrors) {
   ensure_registered();
   ag::Rng rng(13);
   EncodingSpec spec;
-  spec.model = small_config();
+  spec.model = small_decoder_config();
   auto rope = std::dynamic_pointer_cast<RotaryEncoding>(make_encoding("rope", spec, rng));
   ASSERT_TRUE(rope);
   EXPECT_EQ(rope->head_width(), 8);
@@ -264,9 +261,10 @@ TEST(Ch05Rope, RegisteredWithItsOptionsAndBadOptionsAreErrors) {
   bad({{"base", "1"}});
   bad({{"theta", "10000"}});                   // not an option of rope
   EXPECT_THROW(RotaryEncoding(7), ag::Error);  // odd head width
-  RotaryEncoding ok(8);
+  EXPECT_THROW(RotaryPositions(8, {10000, RotaryLayout::adjacent, 0.375}), ag::Error);
+  RotaryPositions ok(8);
   Tensor q = ag::zeros({1, 1, 3, 6}, f64);
-  EXPECT_THROW(ok.rotate(q, q, 0, 0), ag::Error);  // wrong head width
+  EXPECT_THROW(ok.rotate(q, q, 0), ag::Error);  // wrong head width
   const auto [cos, sin] = rope_tables(4, 8, 10000, f64);
   Tensor x = ag::zeros({1, 1, 3, 8}, f64);
   EXPECT_THROW(apply_rotary(x, 2, cos, sin, RotaryLayout::adjacent), ag::Error);  // beyond table

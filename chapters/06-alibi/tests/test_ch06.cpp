@@ -17,13 +17,10 @@ namespace {
 
 constexpr auto f64 = ag::Dtype::f64;
 
-DecoderConfig small_config() {
-  DecoderConfig c;
-  c.vocab = 7;
-  c.width = 16;
+// The small test decoder with 4 heads: slopes 1/4, 1/16, 1/64 and 1/256.
+DecoderConfig four_head_config() {
+  DecoderConfig c = small_decoder_config();
   c.heads = 4;
-  c.layers = 2;
-  c.ffn_width = 32;
   return c;
 }
 
@@ -95,10 +92,10 @@ TEST(Ch06Alibi, ScoreTermDependsOnlyOnTheDistance) {
 }
 
 TEST(Ch06Alibi, HookAddsTheBiasToEveryBatchRow) {
-  AlibiEncoding alibi(2);
+  AlibiPositions alibi(2);
   ag::Rng rng(1);
   Tensor scores = ag::randn({3, 2, 4, 6}, rng, f64);
-  Tensor out = alibi.bias(scores, Tensor(), 2, 0);
+  Tensor out = alibi.bias(scores, Tensor(), Tensor(), 2);
   Tensor bias = alibi_bias(2, 4, 6, 2, f64);
   for (std::int64_t b = 0; b < 3; ++b)
     EXPECT_LT(max_abs_difference(
@@ -110,7 +107,7 @@ TEST(Ch06Alibi, HookAddsTheBiasToEveryBatchRow) {
 
 TEST(Ch06Alibi, CachedDecodingMatchesTheFullPass) {
   ag::Rng rng(2);
-  Decoder model(small_config(), std::make_shared<AlibiEncoding>(4), rng);
+  Decoder model(four_head_config(), std::make_shared<AlibiEncoding>(4), rng);
   model.to(f64);
   const auto difference = cached_decoding_difference(model);
   EXPECT_LT(difference.one_by_one, 1e-12);
@@ -119,8 +116,9 @@ TEST(Ch06Alibi, CachedDecodingMatchesTheFullPass) {
 
 TEST(Ch06Alibi, OneBlockModelPassesGradcheckInFloat64) {
   ag::Rng rng(3);
-  // tiny_decoder_config has 2 heads: slopes 1/16 and 1/256
-  const auto result = gradcheck_one_block(std::make_shared<AlibiEncoding>(2), rng);
+  // small_decoder_config has 2 heads: slopes 1/16 and 1/256
+  const auto result =
+      gradcheck_one_block(std::make_shared<AlibiEncoding>(small_decoder_config().heads), rng);
   EXPECT_TRUE(result.passed) << result.report;
   EXPECT_GT(result.checks, 100);
 }
@@ -129,7 +127,7 @@ TEST(Ch06Alibi, RegisteredWithoutParametersAndBadInputsAreErrors) {
   register_ch06_encodings();
   ag::Rng rng(4);
   EncodingSpec spec;
-  spec.model = small_config();
+  spec.model = four_head_config();
   auto alibi = std::dynamic_pointer_cast<AlibiEncoding>(make_encoding("alibi", spec, rng));
   ASSERT_TRUE(alibi);
   EXPECT_EQ(alibi->heads(), 4);
@@ -147,6 +145,6 @@ TEST(Ch06Alibi, RegisteredWithoutParametersAndBadInputsAreErrors) {
   EXPECT_THROW(alibi_bias(2, 3, 3, -1, f64), ag::Error);
   EXPECT_THROW(AlibiEncoding(-2), ag::Error);
   Tensor scores = ag::zeros({1, 3, 2, 2}, f64);  // 3 heads, but the encoding has 4
-  EXPECT_THROW(alibi->bias(scores, Tensor(), 0, 0), ag::Error);
+  EXPECT_THROW(alibi->make_attention_part(rng)->bias(scores, Tensor(), Tensor(), 0), ag::Error);
   EXPECT_THROW(register_ch06_encodings(), ag::Error);  // registering twice
 }

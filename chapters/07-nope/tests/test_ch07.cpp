@@ -16,13 +16,9 @@ using ag::Tensor;
 
 namespace {
 
+// The small test decoder (vocabulary 9, two blocks), with or without the causal mask.
 DecoderConfig small_config(bool causal) {
-  DecoderConfig c;
-  c.vocab = 9;
-  c.width = 16;
-  c.heads = 2;
-  c.layers = 2;
-  c.ffn_width = 32;
+  DecoderConfig c = small_decoder_config();
   c.causal = causal;
   return c;
 }
@@ -120,10 +116,9 @@ TEST(Ch07NoPE, UniformCausalHeadComputesTheRunningMean) {
   const std::int64_t T = 9, C = 4;
   SelfAttention attention(C, 1, rng, /*causal=*/true, ag::Dtype::f64);
   make_uniform_identity_head(attention);
-  NoEncoding none;
   const Tensor x = ag::randn({1, T, C}, rng, ag::Dtype::f64);
   const auto in = x.to_vector();
-  const auto out = attention.forward(x, none, 0).to_vector();
+  const auto out = attention.forward(x).to_vector();
   for (std::int64_t i = 0; i < T; ++i)
     for (std::int64_t c = 0; c < C; ++c) {
       double mean = 0;
@@ -141,10 +136,9 @@ std::vector<double> share_of_the_first_token(bool causal) {
   const std::int64_t T = 16, C = 4;
   SelfAttention attention(C, 1, rng, causal, ag::Dtype::f64);
   make_uniform_identity_head(attention);
-  NoEncoding none;
   std::vector<double> x = ag::randn({1, T, C}, rng, ag::Dtype::f64).to_vector();
   for (std::int64_t t = 0; t < T; ++t) x[t * C] = t == 0 ? 1.0 : 0.0;
-  const Tensor out = attention.forward(ag::from_vector(x, {1, T, C}, ag::Dtype::f64), none, 0);
+  const Tensor out = attention.forward(ag::from_vector(x, {1, T, C}, ag::Dtype::f64));
   std::vector<double> share;
   for (std::int64_t i = 0; i < T; ++i) share.push_back(out.at({0, i, 0}));
   return share;
@@ -186,10 +180,9 @@ TEST(Ch07NoPE, UniformHeadPassesGradcheckWithRespectToItsInput) {
   ag::Rng rng(6);
   SelfAttention attention(4, 1, rng, /*causal=*/true, ag::Dtype::f64);
   make_uniform_identity_head(attention);
-  NoEncoding none;
   const Tensor x = ag::randn({2, 5, 4}, rng, ag::Dtype::f64);
   const auto result = ag::gradcheck(
-      [&](const std::vector<Tensor>& in) { return attention.forward(in[0], none, 0); }, {x});
+      [&](const std::vector<Tensor>& in) { return attention.forward(in[0]); }, {x});
   EXPECT_TRUE(result.passed) << result.report;
 }
 
