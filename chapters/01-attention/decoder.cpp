@@ -8,7 +8,8 @@ using ag::Tensor;
 
 namespace {
 
-// One part of the encoding per layer, checked and drawn before any weight of the decoder.
+// [attention-parts]
+// One part of the encoding for each layer, in layer order.
 std::vector<std::shared_ptr<AttentionPositions>> attention_parts(
     const std::shared_ptr<PositionalEncoding>& encoding, const DecoderConfig& config,
     ag::Rng& rng) {
@@ -22,6 +23,7 @@ std::vector<std::shared_ptr<AttentionPositions>> attention_parts(
   }
   return parts;
 }
+// [attention-parts]
 
 }  // namespace
 
@@ -46,8 +48,8 @@ Tensor DecoderBlock::forward(const Tensor& x, std::int64_t offset, LayerCache* c
 }
 // [block-forward]
 
-// The parts are made first, so that their parameters are drawn from rng before the decoder's
-// own weights (as when the encoding held them all).
+// The parts are made before any weight of the decoder, so that all of an encoding's
+// parameters, shared or per layer, are drawn from rng first.
 Decoder::Decoder(const DecoderConfig& config_, std::shared_ptr<PositionalEncoding> encoding_,
                  ag::Rng& rng, ag::Dtype dtype)
     : Decoder(config_, encoding_, attention_parts(encoding_, config_, rng), rng, dtype) {}

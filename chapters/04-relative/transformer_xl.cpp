@@ -60,10 +60,10 @@ Tensor xl_position_term(const Tensor& query, const Tensor& projected, std::int64
 TransformerXLPositions::TransformerXLPositions(Tensor u_, Tensor v_, std::int64_t width,
                                                ag::Rng& rng)
     : u(std::move(u_)), v(std::move(v_)), width_(width) {
-  ag::check(u.dim() == 3 && v.shape() == u.shape() &&
-                u.size(1) == 1 && u.size(0) * u.size(2) == width,
-            "xl", "expected u and v [H, 1, D] with H * D = width ", width, ", got ",
-            ag::shape_string(u.shape()), " and ", ag::shape_string(v.shape()));
+  ag::check(
+      u.dim() == 3 && v.shape() == u.shape() && u.size(1) == 1 && u.size(0) * u.size(2) == width,
+      "xl", "expected u and v [H, 1, D] with H * D = width ", width, ", got ",
+      ag::shape_string(u.shape()), " and ", ag::shape_string(v.shape()));
   heads_ = u.size(0);
   head_width_ = u.size(2);
   // like a Linear layer's weight: R has entries in [-1, 1], W_R R stays of order 1
@@ -74,8 +74,8 @@ TransformerXLPositions::TransformerXLPositions(Tensor u_, Tensor v_, std::int64_
 // [xl-hooks]
 Tensor TransformerXLPositions::bias(const Tensor& scores, const Tensor& q, const Tensor& k,
                                     std::int64_t q_offset) const {
-  ag::check(q.dim() == 4 && q.size(1) == heads_ && q.size(3) == head_width_ &&
-                k.dim() == 4 && k.size(1) == heads_ && k.size(3) == head_width_,
+  ag::check(q.dim() == 4 && q.size(1) == heads_ && q.size(3) == head_width_ && k.dim() == 4 &&
+                k.size(1) == heads_ && k.size(3) == head_width_,
             "xl", "expected q and k [B, ", heads_, ", T, ", head_width_, "], got ",
             ag::shape_string(q.shape()), " and ", ag::shape_string(k.shape()));
   const std::int64_t B = k.size(0), Tq = q.size(2), Tk = k.size(2);
@@ -105,8 +105,7 @@ TransformerXLEncoding::TransformerXLEncoding(std::int64_t width, std::int64_t he
   register_parameter("v", v);
 }
 
-std::shared_ptr<AttentionPositions> TransformerXLEncoding::make_attention_part(
-    ag::Rng& rng) const {
+std::shared_ptr<AttentionPositions> TransformerXLEncoding::make_attention_part(ag::Rng& rng) const {
   return std::make_shared<TransformerXLPositions>(u, v, width_, rng);
 }
 

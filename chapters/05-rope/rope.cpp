@@ -123,14 +123,15 @@ std::int64_t rotary_width(std::int64_t head_width, const RotaryOptions& options)
   const auto width =
       static_cast<std::int64_t>(std::floor(options.fraction * double(head_width) + 1e-9));
   ag::check(width > 0 && width % 2 == 0, "rope", "the rotated width ",
-            "floor(fraction * D) = floor(", options.fraction, " * ", head_width,
-            ") = ", width, " must be even and positive: coordinates are rotated in pairs");
+            "floor(fraction * D) = floor(", options.fraction, " * ", head_width, ") = ", width,
+            " must be even and positive: coordinates are rotated in pairs");
   ag::check(options.base > 1, "rope", "base must be greater than 1, got ", options.base);
   return width;
 }
 
 RotaryPositions::RotaryPositions(std::int64_t head_width, RotaryOptions options)
-    : head_width_(head_width), rotated_width_(rotary_width(head_width, options)),
+    : head_width_(head_width),
+      rotated_width_(rotary_width(head_width, options)),
       options_(options) {}
 
 // [rope-rotate]
@@ -148,7 +149,8 @@ std::pair<Tensor, Tensor> RotaryPositions::rotate(const Tensor& q, const Tensor&
 // [rope-rotate]
 
 RotaryEncoding::RotaryEncoding(std::int64_t head_width, RotaryOptions options)
-    : head_width_(head_width), rotated_width_(rotary_width(head_width, options)),
+    : head_width_(head_width),
+      rotated_width_(rotary_width(head_width, options)),
       options_(options) {}
 
 std::shared_ptr<AttentionPositions> RotaryEncoding::make_attention_part(ag::Rng& rng) const {

@@ -35,7 +35,8 @@ CachedDecodingDifference cached_decoding_difference(Decoder& model) {
   CachedDecodingDifference result;
   KVCache cache;
   for (std::int64_t t = 0; t < 6; ++t) {
-    const ag::Tensor logits = model.forward({{ids.values[t], ids.values[6 + t]}, {2, 1}}, t, &cache);
+    const ag::Tensor logits =
+        model.forward({{ids.values[t], ids.values[6 + t]}, {2, 1}}, t, &cache);
     result.one_by_one =
         std::max(result.one_by_one, max_abs_difference(logits, ag::slice(full, 1, t, t + 1)));
   }

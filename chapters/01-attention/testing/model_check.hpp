@@ -17,8 +17,7 @@ DecoderConfig small_decoder_config();
 /// Builds the small decoder with one block around `encoding`, converts it to float64 and
 /// checks the gradients of its logits for two sequences of three tokens w.r.t. every
 /// parameter.
-ag::GradcheckResult gradcheck_one_block(std::shared_ptr<PositionalEncoding> encoding,
-                                        ag::Rng& rng);
+ag::GradcheckResult gradcheck_one_block(std::shared_ptr<PositionalEncoding> encoding, ag::Rng& rng);
 
 /// How far cached decoding strays from the full pass: the largest |difference| between the
 /// logits of a full pass over two sequences of six tokens and those of the same model fed

@@ -14,8 +14,8 @@ ag::Tensor reorder_positions(const ag::Tensor& x, const std::vector<std::int64_t
 }
 
 double max_abs_difference(const ag::Tensor& a, const ag::Tensor& b) {
-  ag::check(a.shape() == b.shape(), "max_abs_difference", "shapes differ: ",
-            ag::shape_string(a.shape()), " and ", ag::shape_string(b.shape()));
+  ag::check(a.shape() == b.shape(), "max_abs_difference",
+            "shapes differ: ", ag::shape_string(a.shape()), " and ", ag::shape_string(b.shape()));
   const auto va = a.to_vector(), vb = b.to_vector();
   double worst = 0;
   for (std::size_t i = 0; i < va.size(); ++i) worst = std::max(worst, std::abs(va[i] - vb[i]));

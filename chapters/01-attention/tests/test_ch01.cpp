@@ -189,8 +189,8 @@ TEST(Ch01Attention, AttentionAlonePassesGradcheckWithRespectToItsInput) {
   SelfAttention attention(8, 2, rng);
   attention.to(ag::Dtype::f64);
   Tensor x = ag::randn({2, 4, 8}, rng, ag::Dtype::f64);
-  const auto result = ag::gradcheck(
-      [&](const std::vector<Tensor>& in) { return attention.forward(in[0]); }, {x});
+  const auto result =
+      ag::gradcheck([&](const std::vector<Tensor>& in) { return attention.forward(in[0]); }, {x});
   EXPECT_TRUE(result.passed) << result.report;
 }
 

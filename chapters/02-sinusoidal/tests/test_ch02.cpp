@@ -136,8 +136,8 @@ TEST(Ch02Sinusoidal, EncodingPassesGradcheck) {
 
 TEST(Ch02Sinusoidal, OneBlockModelPassesGradcheckInFloat64) {
   ag::Rng rng(9);
-  const auto result = gradcheck_one_block(
-      std::make_shared<SinusoidalEncoding>(small_decoder_config().width), rng);
+  const auto result =
+      gradcheck_one_block(std::make_shared<SinusoidalEncoding>(small_decoder_config().width), rng);
   EXPECT_TRUE(result.passed) << result.report;
   EXPECT_GT(result.checks, 100);
 }

@@ -87,8 +87,7 @@ TEST(Ch04Relative, PartsKeepHandlesToTheSharedParameters) {
   Decoder t5_model(small_decoder_config(), t5, rng);
   t5->table.copy_from(ag::full(t5->table.shape(), -2.0, ag::Dtype::f64));
   for (const auto& block : t5_model.blocks)
-    EXPECT_EQ(dynamic_cast<const T5Positions&>(*block->attention.positions).table.at({5, 1}),
-              -2.0);
+    EXPECT_EQ(dynamic_cast<const T5Positions&>(*block->attention.positions).table.at({5, 1}), -2.0);
 }
 
 TEST(Ch04Relative, BadShawOptionsAreErrors) {
@@ -125,8 +124,7 @@ TEST(Ch04Relative, ScoresAndValuesDependOnlyOnTheDistance) {
       const Tensor moved = ag::slice(hooked_scores(*part, q, shifted_keys, s), 3, s, s + T);
       EXPECT_LT(max_abs_difference(base, moved), 1e-12) << name;
       const Tensor out = ag::zeros({1, 2, T, 8}, f64);
-      EXPECT_LT(max_abs_difference(part->values(out, w, 0), part->values(out, shifted_w, s)),
-                1e-12)
+      EXPECT_LT(max_abs_difference(part->values(out, w, 0), part->values(out, shifted_w, s)), 1e-12)
           << name;
       // and the position terms are not trivially constant
       const Tensor plain = ag::mul(ag::matmul_transposed(q, k), 1.0 / std::sqrt(8.0));

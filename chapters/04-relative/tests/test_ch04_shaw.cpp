@@ -79,8 +79,8 @@ TEST(Ch04Shaw, HooksUseTheTablesOfTheirLayerAndScaleTheKeyTermLikeTheScores) {
   for (const auto& part : parts) {
     const auto& shaw = dynamic_cast<const ShawPositions&>(*part);
     EXPECT_EQ(shaw.key_table.shape(), (ag::Shape{5, 8}));
-    const Tensor expected = ag::add(
-        scores, ag::mul(shaw_key_term(q, shaw.key_table, index), 1.0 / std::sqrt(8.0)));
+    const Tensor expected =
+        ag::add(scores, ag::mul(shaw_key_term(q, shaw.key_table, index), 1.0 / std::sqrt(8.0)));
     EXPECT_LT(max_abs_difference(shaw.bias(scores, q, k, 0), expected), 1e-14);
     const Tensor w = ag::softmax(scores), out = ag::randn({1, 2, 3, 8}, rng, f64).detach();
     EXPECT_LT(max_abs_difference(shaw.values(out, w, 0),

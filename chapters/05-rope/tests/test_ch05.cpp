@@ -165,7 +165,8 @@ TEST(Ch05Rope, PermutingQueryAndKeyColumnsPerHeadTurnsOneLayoutIntoTheOther) {
   const RotaryOptions adjacent{10000, RotaryLayout::adjacent, 1.0};
   const RotaryOptions half{10000, RotaryLayout::half, 1.0};
   ag::Rng rng_a(7), rng_b(7), rng_c(7);
-  SelfAttention a(C, H, rng_a, true, ag::Dtype::f32, std::make_shared<RotaryPositions>(D, adjacent));
+  SelfAttention a(C, H, rng_a, true, ag::Dtype::f32,
+                  std::make_shared<RotaryPositions>(D, adjacent));
   SelfAttention b(C, H, rng_b, true, ag::Dtype::f32, std::make_shared<RotaryPositions>(D, half));
   // a's weights with the half layout
   SelfAttention c(C, H, rng_c, true, ag::Dtype::f32, std::make_shared<RotaryPositions>(D, half));
