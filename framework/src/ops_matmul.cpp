@@ -92,8 +92,13 @@ Tensor product_values(const char* op, const Tensor& a, const Tensor& b, Transpos
   return out;
 }
 
-// x: [..., R, C] -> [R * batch, C], a free reshape (used only inside backward rules).
-Tensor stack_rows(const Tensor& x) { return alias(x, {x.numel() / x.size(-1), x.size(-1)}); }
+// x: [..., R, C] viewed as [batch * R, C] when `stack` (a free reshape), else x itself.
+Tensor stacked(const Tensor& x, bool stack) {
+  if (!stack) return x;
+  std::int64_t rows = 1;
+  for (std::int64_t i = 0; i + 1 < x.dim(); ++i) rows *= x.shape()[i];
+  return alias(x, {rows, x.size(-1)});
+}
 
 }  // namespace
 
@@ -103,10 +108,11 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   Tensor a0 = a.detach(), b0 = b.detach();
   return record("matmul", product_values("matmul", a, b, Transposed::none), {a, b},
                 [a0, b0](const Tensor& g) -> std::vector<Tensor> {
-                  if (b0.dim() > 2) return {matmul_transposed(g, b0), transpose_matmul(a0, g)};
-                  // A weight shared by every batch receives the sum over batches of
-                  // A_i^T dC_i, which is one product of the stacked rows: A^T dC again.
-                  return {matmul_transposed(g, b0), transpose_matmul(stack_rows(a0), stack_rows(g))};
+                  // A weight shared by every batch gets the sum over batches of A_i^T dC_i:
+                  // one product A^T dC of all batches' rows stacked.
+                  const bool shared = b0.dim() == 2;
+                  return {matmul_transposed(g, b0),
+                          transpose_matmul(stacked(a0, shared), stacked(g, shared))};
                 });
 }
 // [matmul]
@@ -116,8 +122,8 @@ Tensor matmul_transposed(const Tensor& a, const Tensor& b) {
   Tensor a0 = a.detach(), b0 = b.detach();
   return record("matmul_transposed", product_values("matmul_transposed", a, b, Transposed::b),
                 {a, b}, [a0, b0](const Tensor& g) -> std::vector<Tensor> {
-                  if (b0.dim() > 2) return {matmul(g, b0), transpose_matmul(g, a0)};
-                  return {matmul(g, b0), transpose_matmul(stack_rows(g), stack_rows(a0))};
+                  const bool shared = b0.dim() == 2;
+                  return {matmul(g, b0), transpose_matmul(stacked(g, shared), stacked(a0, shared))};
                 });
 }
 
