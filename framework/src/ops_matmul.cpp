@@ -1,5 +1,6 @@
-// Matrix products, plain and batched. Forward and backward are all the same gemm kernel
-// with different transposes:  C = A B,  dA = dC B^T,  dB = A^T dC.
+// Matrix products, plain and batched, in three forms: A B, A B^T and A^T B. The forward of
+// each is the gemm kernel; the backward rules are products of the same three forms, so
+// no transpose is ever copied:  C = A B,  dA = dC B^T,  dB = A^T dC.
 #include <omp.h>
 
 #include <algorithm>
@@ -41,22 +42,27 @@ void batched_gemm(bool trans_a, bool trans_b, std::int64_t batch, std::int64_t M
                      ldb, T(0), C + i * stride_c, N);
 }
 
+// Which operand is read transposed: C = A B, A B^T or A^T B.
+enum class Transposed { none, b, a };
+
 struct MatmulShape {
   std::int64_t batch, M, K, N;
-  bool shared_b;  // b is one [K, N] matrix for every batch
+  bool shared_b;  // b is one 2-d matrix for every batch
 };
 
-// b_transposed: b holds [..., N, K] and the product is a @ b^T.
-MatmulShape matmul_shape(const char* op, const Tensor& a, const Tensor& b, bool b_transposed) {
+// a holds op(A) as [..., M, K], or [..., K, M] when a is transposed; b likewise holds op(B)
+// as [..., K, N], or [..., N, K].
+MatmulShape matmul_shape(const char* op, const Tensor& a, const Tensor& b, Transposed t) {
   check(a.dim() >= 2 && b.dim() >= 2, op, "needs at least 2-d operands, got ",
         shape_string(a.shape()), " and ", shape_string(b.shape()));
-  const std::int64_t M = a.size(-2), K = a.size(-1);
-  const std::int64_t N = b_transposed ? b.size(-2) : b.size(-1);
-  const std::int64_t b_inner = b_transposed ? b.size(-1) : b.size(-2);
+  const bool ta = t == Transposed::a, tb = t == Transposed::b;
+  const std::int64_t M = a.size(ta ? -1 : -2), K = a.size(ta ? -2 : -1);
+  const std::int64_t N = b.size(tb ? -2 : -1), b_inner = b.size(tb ? -1 : -2);
   check(b_inner == K, op, "inner sizes differ: ", shape_string(a.shape()), " and ",
         shape_string(b.shape()), " (", K, " vs ", b_inner, ")");
   const bool shared_b = b.dim() == 2;
-  if (!shared_b)
+  // A^T B never needs a shared B (the backward rules stack rows instead), so it is not offered.
+  if (!shared_b || (ta && a.dim() > 2))
     check(Shape(a.shape().begin(), a.shape().end() - 2) ==
               Shape(b.shape().begin(), b.shape().end() - 2),
           op, "batch dimensions differ: ", shape_string(a.shape()), " and ",
@@ -66,50 +72,68 @@ MatmulShape matmul_shape(const char* op, const Tensor& a, const Tensor& b, bool 
   return {batch, M, K, N, shared_b};
 }
 
-Tensor product(const char* op, const Tensor& a, const Tensor& b, bool bt) {
+// The forward of all three products: one call of the gemm kernel per batch.
+Tensor product_values(const char* op, const Tensor& a, const Tensor& b, Transposed t) {
   check_same_dtype(op, a, b);
-  const MatmulShape s = matmul_shape(op, a, b, bt);
-  Shape out_shape(a.shape().begin(), a.shape().end() - 1);
+  const MatmulShape s = matmul_shape(op, a, b, t);
+  Shape out_shape(a.shape().begin(), a.shape().end() - 2);
+  out_shape.push_back(s.M);
   out_shape.push_back(s.N);
   Tensor out = empty(out_shape, a.dtype());
-  // With a shared b, all batches stack into one tall product: [batch*M, K] @ [K, N].
-  const std::int64_t batch = s.shared_b ? 1 : s.batch;
-  const std::int64_t M = s.shared_b ? s.batch * s.M : s.M;
-  const std::int64_t stride_b = s.shared_b ? 0 : s.K * s.N;
-  dispatch(a.dtype(), [&](auto t) {
-    using T = decltype(t);
-    batched_gemm<T>(false, bt, batch, M, s.N, s.K, a.data<T>(), M * s.K, b.data<T>(), stride_b,
-                    out.data<T>(), M * s.N);
+  // With a shared b and rows of A stored one after another, all batches stack into one tall
+  // product [batch*M, K] @ [K, N] (a transposed A keeps its batches apart).
+  const bool stack = s.shared_b && t != Transposed::a;
+  const std::int64_t batch = stack ? 1 : s.batch, M = stack ? s.batch * s.M : s.M;
+  dispatch(a.dtype(), [&](auto x) {
+    using T = decltype(x);
+    batched_gemm<T>(t == Transposed::a, t == Transposed::b, batch, M, s.N, s.K, a.data<T>(),
+                    M * s.K, b.data<T>(), s.shared_b ? 0 : s.K * s.N, out.data<T>(), M * s.N);
   });
-  Tensor a0 = a.detach(), b0 = b.detach();
-  return record(op, out, {a, b}, [a0, b0, batch, M, s, bt, stride_b](const Tensor& g) -> std::vector<Tensor> {
-    Tensor ga = empty(a0.shape(), a0.dtype());
-    Tensor gb = empty(b0.shape(), b0.dtype());
-    dispatch(g.dtype(), [&](auto t) {
-      using T = decltype(t);
-      const T *A = a0.data<T>(), *B = b0.data<T>(), *G = g.data<T>();
-      // dA = dC op(B)^T: for C = A B that is dC B^T; for C = A B^T it is dC B.
-      batched_gemm<T>(false, !bt, batch, M, s.K, s.N, G, M * s.N, B, stride_b, ga.data<T>(),
-                      M * s.K);
-      // For C = A B: dB = A^T dC [K, N]. For C = A B^T: dB = dC^T A [N, K].
-      // With a shared b, the stacked rows make this the sum over every batch.
-      if (!bt)
-        batched_gemm<T>(true, false, batch, s.K, s.N, M, A, M * s.K, G, M * s.N, gb.data<T>(),
-                        s.K * s.N);
-      else
-        batched_gemm<T>(true, false, batch, s.N, s.K, M, G, M * s.N, A, M * s.K, gb.data<T>(),
-                        s.K * s.N);
-    });
-    return {ga, gb};
-  });
+  return out;
+}
+
+// x: [..., R, C] viewed as [batch * R, C] when `stack` (a free reshape), else x itself.
+Tensor stacked(const Tensor& x, bool stack) {
+  if (!stack) return x;
+  std::int64_t rows = 1;
+  for (std::int64_t i = 0; i + 1 < x.dim(); ++i) rows *= x.shape()[i];
+  return alias(x, {rows, x.size(-1)});
 }
 
 }  // namespace
 
-Tensor matmul(const Tensor& a, const Tensor& b) { return product("matmul", a, b, false); }
+// [matmul]
+// C = A B:  dA = dC B^T,  dB = A^T dC.
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  Tensor a0 = a.detach(), b0 = b.detach();
+  return record("matmul", product_values("matmul", a, b, Transposed::none), {a, b},
+                [a0, b0](const Tensor& g) -> std::vector<Tensor> {
+                  // A weight shared by every batch gets the sum over batches of A_i^T dC_i:
+                  // one product A^T dC of all batches' rows stacked.
+                  const bool shared = b0.dim() == 2;
+                  return {matmul_transposed(g, b0),
+                          transpose_matmul(stacked(a0, shared), stacked(g, shared))};
+                });
+}
+// [matmul]
 
+// C = A B^T:  dA = dC B,  dB = dC^T A.
 Tensor matmul_transposed(const Tensor& a, const Tensor& b) {
-  return product("matmul_transposed", a, b, true);
+  Tensor a0 = a.detach(), b0 = b.detach();
+  return record("matmul_transposed", product_values("matmul_transposed", a, b, Transposed::b),
+                {a, b}, [a0, b0](const Tensor& g) -> std::vector<Tensor> {
+                  const bool shared = b0.dim() == 2;
+                  return {matmul(g, b0), transpose_matmul(stacked(g, shared), stacked(a0, shared))};
+                });
+}
+
+// C = A^T B:  dA = B dC^T,  dB = A dC.
+Tensor transpose_matmul(const Tensor& a, const Tensor& b) {
+  Tensor a0 = a.detach(), b0 = b.detach();
+  return record("transpose_matmul", product_values("transpose_matmul", a, b, Transposed::a),
+                {a, b}, [a0, b0](const Tensor& g) -> std::vector<Tensor> {
+                  return {matmul_transposed(b0, g), matmul(a0, g)};
+                });
 }
 
 }  // namespace ag

@@ -1,5 +1,6 @@
 // Reductions: sum, mean and max over axes. Their gradients spread the incoming gradient
-// back over the axes that were reduced.
+// back over the axes that were reduced. The sums are our own loop (sum_axes_into), and max
+// keeps one too, because its backward needs where each maximum was.
 #include <algorithm>
 #include <xtensor/xbroadcast.hpp>
 

@@ -31,6 +31,8 @@ TEST(Errors, MatmulInnerSizes) {
   expect_error([] { matmul(ones({2, 3}), ones({4, 5})); }, {"matmul", "[2, 3]", "[4, 5]", "inner"});
   expect_error([] { matmul(ones({2, 2, 3}), ones({3, 3, 4})); }, {"matmul", "batch"});
   expect_error([] { matmul(ones({3}), ones({3, 4})); }, {"matmul", "[3]"});
+  expect_error([] { transpose_matmul(ones({2, 4, 3}), ones({4, 5})); },
+               {"transpose_matmul", "batch", "[2, 4, 3]", "[4, 5]"});
 }
 
 TEST(Errors, AxisOutOfRange) {

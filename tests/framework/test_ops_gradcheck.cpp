@@ -108,6 +108,17 @@ TEST(OpGradcheck, MatmulTransposed) {
   for (std::size_t i = 0; i < direct.size(); ++i) EXPECT_NEAR(direct[i], via_copy[i], 1e-12);
 }
 
+TEST(OpGradcheck, TransposeMatmul) {
+  Tensor a = random_input({2, 4, 3}, 39), b = random_input({2, 4, 5}, 40);
+  Tensor a2 = random_input({4, 3}, 41), b2 = random_input({4, 5}, 42);
+  EXPECT_GRADCHECK([](const Inputs& v) { return transpose_matmul(v[0], v[1]); }, {a, b});
+  EXPECT_GRADCHECK([](const Inputs& v) { return transpose_matmul(v[0], v[1]); }, {a2, b2});
+  // The same values as transposing first.
+  const auto direct = transpose_matmul(a, b).to_vector();
+  const auto via_copy = matmul(transpose(a, 1, 2), b).to_vector();
+  for (std::size_t i = 0; i < direct.size(); ++i) EXPECT_NEAR(direct[i], via_copy[i], 1e-12);
+}
+
 TEST(OpGradcheck, MatmulLargeUsesRandomDirections) {
   // 40 x 30 = 1200 elements is above full_limit, so directional checks run.
   Tensor a = random_input({40, 30}, 20), b = random_input({30, 20}, 21);

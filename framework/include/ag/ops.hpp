@@ -56,6 +56,9 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 /// a: [..., M, K] @ b^T with b: [..., N, K] -> [..., M, N], without copying b into its
 /// transpose (attention's q k^T). The same batch rules as matmul.
 Tensor matmul_transposed(const Tensor& a, const Tensor& b);
+/// a^T @ b with a: [..., K, M], b: [..., K, N] -> [..., M, N], without copying a into its
+/// transpose (the gradient of a weight). The batch dims must be equal; a 2-d a needs a 2-d b.
+Tensor transpose_matmul(const Tensor& a, const Tensor& b);
 
 // --- shapes (results are contiguous copies unless said otherwise) ---------------------------
 /// Same values, new shape with the same element count; one entry may be -1. Shares storage.
