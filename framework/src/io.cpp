@@ -75,7 +75,9 @@ void save_tensors(const std::string& path, const NamedTensors& tensors,
     put_string(bytes, value);
   }
   put<std::uint64_t>(bytes, tensors.size());
-  for (const auto& [name, tensor] : tensors) {
+  for (const auto& entry : tensors) {
+    const std::string& name = entry.first;
+    const Tensor& tensor = entry.second;  // a plain reference: clang 14 cannot capture a binding
     put_string(bytes, name);
     put<std::uint8_t>(bytes, tensor.dtype() == Dtype::f32 ? 0 : 1);
     put<std::uint64_t>(bytes, tensor.shape().size());
@@ -90,7 +92,10 @@ void save_tensors(const std::string& path, const NamedTensors& tensors,
 }
 
 TensorFile load_tensor_file(const std::string& path) {
-  const std::string bytes = read_file(path, kMaxFileBytes, "the tensor file");
+  return parse_tensor_file(read_file(path, kMaxFileBytes, "the tensor file"), path);
+}
+
+TensorFile parse_tensor_file(const std::string& bytes, const std::string& path) {
   check(bytes.size() >= kMagicSize + 16 && bytes.compare(0, kMagicSize, kMagic) == 0,
         "load_tensors", "'", path, "' is not a tensor file of this library");
   std::uint64_t stored;
