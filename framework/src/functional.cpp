@@ -3,6 +3,7 @@
 // tests use as the reference.
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "ag/functional.hpp"
 #include "impl.hpp"
@@ -21,7 +22,8 @@ std::pair<std::size_t, std::size_t> rows_cols(const char* op, const Tensor& x) {
 }  // namespace
 
 Tensor softmax(const Tensor& x) {
-  const auto [rows, cols] = rows_cols("softmax", x);
+  std::size_t rows, cols;  // not a structured binding: clang 14 cannot capture one in a lambda
+  std::tie(rows, cols) = rows_cols("softmax", x);
   Tensor y = empty(x.shape(), x.dtype());
   dispatch(x.dtype(), [&](auto t) {
     using T = decltype(t);
@@ -69,7 +71,8 @@ Tensor cross_entropy(const Tensor& logits, const Indices& targets, std::int64_t 
 }
 
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps) {
-  const auto [rows, cols] = rows_cols("layer_norm", x);
+  std::size_t rows, cols;  // not a structured binding: clang 14 cannot capture one in a lambda
+  std::tie(rows, cols) = rows_cols("layer_norm", x);
   check(gamma.shape() == Shape{x.size(-1)} && beta.shape() == Shape{x.size(-1)}, "layer_norm",
         "gamma ", shape_string(gamma.shape()), " and beta ", shape_string(beta.shape()),
         " must both be [", x.size(-1), "] for x of shape ", shape_string(x.shape()));

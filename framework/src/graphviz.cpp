@@ -1,9 +1,10 @@
 #include "ag/graphviz.hpp"
 
-#include <fstream>
 #include <ostream>
+#include <sstream>
 #include <unordered_map>
 
+#include "ag/files.hpp"
 #include "ag/tape.hpp"
 
 namespace ag {
@@ -75,11 +76,9 @@ void write_dot(const Tensor& root, std::ostream& out) {
 }
 
 void write_dot(const Tensor& root, const std::string& path) {
-  std::ofstream file(path);
-  check(file.is_open(), "write_dot", "cannot open '", path, "' for writing");
-  write_dot(root, file);
-  file.close();
-  check(!file.fail(), "write_dot", "writing '", path, "' failed");
+  std::ostringstream text;
+  write_dot(root, text);
+  write_file_atomically(path, text.str());
 }
 
 }  // namespace ag

@@ -1,9 +1,9 @@
 #include "ag/io.hpp"
 
 #include <cstring>
-#include <fstream>
 #include <map>
 
+#include "ag/files.hpp"
 #include "impl.hpp"
 
 namespace ag {
@@ -12,6 +12,9 @@ namespace {
 
 constexpr char kMagic[] = "AGTENSORS2\n";
 constexpr std::size_t kMagicSize = sizeof(kMagic) - 1;
+// The largest checkpoint we read (the 8-layer model with its optimiser state is ~100 MB): a
+// bigger file is refused before any memory is sized from it.
+constexpr std::uint64_t kMaxFileBytes = std::uint64_t(4) << 30;
 
 std::uint64_t fnv1a(const std::string& bytes) {
   std::uint64_t hash = 0xCBF29CE484222325ULL;
@@ -72,7 +75,9 @@ void save_tensors(const std::string& path, const NamedTensors& tensors,
     put_string(bytes, value);
   }
   put<std::uint64_t>(bytes, tensors.size());
-  for (const auto& [name, tensor] : tensors) {
+  for (const auto& entry : tensors) {
+    const std::string& name = entry.first;
+    const Tensor& tensor = entry.second;  // a plain reference: clang 14 cannot capture a binding
     put_string(bytes, name);
     put<std::uint8_t>(bytes, tensor.dtype() == Dtype::f32 ? 0 : 1);
     put<std::uint64_t>(bytes, tensor.shape().size());
@@ -83,16 +88,14 @@ void save_tensors(const std::string& path, const NamedTensors& tensors,
     });
   }
   put<std::uint64_t>(bytes, fnv1a(bytes));
-  std::ofstream file(path, std::ios::binary);
-  check(file.good(), "save_tensors", "cannot open '", path, "' for writing");
-  file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  check(file.good(), "save_tensors", "writing '", path, "' failed");
+  write_file_atomically(path, bytes);
 }
 
 TensorFile load_tensor_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  check(file.good(), "load_tensors", "cannot open '", path, "' (missing or unreadable)");
-  const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  return parse_tensor_file(read_file(path, kMaxFileBytes, "the tensor file"), path);
+}
+
+TensorFile parse_tensor_file(const std::string& bytes, const std::string& path) {
   check(bytes.size() >= kMagicSize + 16 && bytes.compare(0, kMagicSize, kMagic) == 0,
         "load_tensors", "'", path, "' is not a tensor file of this library");
   std::uint64_t stored;
@@ -123,7 +126,8 @@ TensorFile load_tensor_file(const std::string& path) {
     }
     const Dtype dtype = dtype_code == 0 ? Dtype::f32 : Dtype::f64;
     const std::size_t element = dtype == Dtype::f32 ? 4 : 8;
-    check(numel(shape) * element <= in.remaining(), "load_tensors", "'", path,
+    // numel checks its product for overflow; dividing keeps this comparison from overflowing
+    check(std::uint64_t(numel(shape)) <= in.remaining() / element, "load_tensors", "'", path,
           "' is truncated (values of '", name, "')");
     Tensor tensor = empty(shape, dtype);
     dispatch(dtype, [&](auto t) {

@@ -27,6 +27,8 @@ struct TensorFile {
 void save_tensors(const std::string& path, const NamedTensors& tensors,
                   const Metadata& metadata = {});
 TensorFile load_tensor_file(const std::string& path);
+/// The same from the bytes of a file already read; `path` names it in error messages.
+TensorFile parse_tensor_file(const std::string& bytes, const std::string& path);
 NamedTensors load_tensors(const std::string& path);  ///< the tensors of load_tensor_file
 
 /// Writes every parameter of a module under its dotted name.
