@@ -13,6 +13,8 @@ pe_require_package(xtl xtl-dev)
 pe_require_package(xsimd libxsimd-dev)
 pe_require_package(xtensor libxtensor-dev)
 pe_require_package(OpenMP "g++ (libgomp)")
+# Every program's command line, chapter 0's included (tools/cli).
+pe_require_package(CLI11 libcli11-dev)
 if(PE_BUILD_TESTS)
   pe_require_package(GTest "libgtest-dev")
 endif()

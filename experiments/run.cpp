@@ -193,7 +193,7 @@ RunSummary run_training(const TrainConfig& requested, const RunOptions& options)
   for (const auto& [length, eval] : summary.final)
     final_json[std::to_string(length)] = {
         {"accuracy", eval.accuracy}, {"loss", eval.loss}, {"scored_tokens", eval.scored}};
-  nlohmann::json run = {{"config", nlohmann::json::parse(config_to_json(config))},
+  nlohmann::json run = {{"config", config},
                         {"seed", config.seed},
                         {"parameters", trainer.model().parameter_count()},
                         {"versions", build_versions()},
@@ -220,7 +220,7 @@ std::optional<RunSummary> load_finished_run(const TrainConfig& config,
     throw ag::Error("load_finished_run: '" + json_path + "' is not valid JSON (" + e.what() + ")");
   }
   // Compared as JSON, so that every field of the configuration takes part.
-  if (!run.contains("config") || run["config"] != nlohmann::json::parse(config_to_json(config)))
+  if (!run.contains("config") || run["config"] != nlohmann::json(config))
     return std::nullopt;
   RunSummary summary;
   summary.out_dir = out_dir;

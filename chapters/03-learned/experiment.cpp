@@ -2,7 +2,7 @@
 // ShiftK and AlternatingChar, then what the table learned: the table itself and the cosine
 // similarity between its rows, next to the same picture for the untrained table.
 //
-//   ch03_experiment [--steps N] [--seed S] [--out DIR]
+//   ch03_experiment [--steps N] [--seed S] [--out DIR] [--retrain]   (--help for more)
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -81,13 +81,12 @@ Tensor position_table(pe::Trainer& trainer) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  pe::ChapterOptions options;
-  try {
-    options = pe::parse_chapter_options(argc, argv, "results/ch03");
-  } catch (const std::exception& e) {
-    std::cerr << "ch03_experiment: " << e.what() << "\n";
-    return 2;
-  }
+  pe::ChapterOptions options{.out = "results/ch03"};
+  CLI::App app{"Chapter 3: the reference model trained with a learned position table, then what "
+               "the table learned.",
+               "ch03_experiment"};
+  pe::add_chapter_options(app, options);
+  if (const auto status = pe::parse_command_line(app, argc, argv)) return *status;
   try {
     pe::register_chapter_encodings();
     std::filesystem::create_directories(options.out);

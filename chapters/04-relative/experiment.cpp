@@ -2,7 +2,7 @@
 // clipped index matrix and T5's buckets, then the reference model trained with shaw, xl and
 // t5 on ShiftK and AlternatingChar, and the T5 biases it learned.
 //
-//   ch04_experiment [--steps N] [--seed S] [--out DIR]
+//   ch04_experiment [--steps N] [--seed S] [--out DIR] [--retrain]   (--help for more)
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -134,13 +134,12 @@ pe::Series learned_t5_bias(const std::string& run_dir, const std::string& label)
 }  // namespace
 
 int main(int argc, char** argv) {
-  pe::ChapterOptions options;
-  try {
-    options = pe::parse_chapter_options(argc, argv, "results/ch04");
-  } catch (const std::exception& e) {
-    std::cerr << "ch04_experiment: " << e.what() << "\n";
-    return 2;
-  }
+  pe::ChapterOptions options{.out = "results/ch04"};
+  CLI::App app{"Chapter 4: the cost of Shaw's pairwise tensors, Shaw's index and T5's buckets, "
+               "then the reference model trained with shaw, xl and t5.",
+               "ch04_experiment"};
+  pe::add_chapter_options(app, options);
+  if (const auto status = pe::parse_command_line(app, argc, argv)) return *status;
   try {
     pe::register_chapter_encodings();
     std::filesystem::create_directories(options.out);

@@ -1,7 +1,7 @@
 // Chapter 5's experiment: RoPE's angles and the decay of q.k with distance, then the
 // reference model trained with RoPE on ShiftK and AlternatingChar.
 //
-//   ch05_experiment [--steps N] [--seed S] [--out DIR] [--retrain]
+//   ch05_experiment [--steps N] [--seed S] [--out DIR] [--retrain]   (--help for more)
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -58,13 +58,12 @@ pe::Series decay_series(std::int64_t d, std::int64_t distances) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  pe::ChapterOptions options;
-  try {
-    options = pe::parse_chapter_options(argc, argv, "results/ch05");
-  } catch (const std::exception& e) {
-    std::cerr << "ch05_experiment: " << e.what() << "\n";
-    return 2;
-  }
+  pe::ChapterOptions options{.out = "results/ch05"};
+  CLI::App app{"Chapter 5: RoPE's angles and the decay of q.k with distance, then the reference "
+               "model trained with RoPE.",
+               "ch05_experiment"};
+  pe::add_chapter_options(app, options);
+  if (const auto status = pe::parse_command_line(app, argc, argv)) return *status;
   try {
     pe::register_chapter_encodings();
     std::filesystem::create_directories(options.out);

@@ -1,7 +1,7 @@
 // Chapter 6's experiment: ALiBi's slopes and biases, then the reference model (1 head) and an
 // 8-head variant trained with ALiBi on ShiftK and AlternatingChar.
 //
-//   ch06_experiment [--steps N] [--seed S] [--out DIR] [--retrain]
+//   ch06_experiment [--steps N] [--seed S] [--out DIR] [--retrain]   (--help for more)
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -65,13 +65,12 @@ void weight_factor_figure(std::int64_t heads, const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  pe::ChapterOptions options;
-  try {
-    options = pe::parse_chapter_options(argc, argv, "results/ch06");
-  } catch (const std::exception& e) {
-    std::cerr << "ch06_experiment: " << e.what() << "\n";
-    return 2;
-  }
+  pe::ChapterOptions options{.out = "results/ch06"};
+  CLI::App app{"Chapter 6: ALiBi's slopes and biases, then the reference model (1 and 8 heads) "
+               "trained with ALiBi.",
+               "ch06_experiment"};
+  pe::add_chapter_options(app, options);
+  if (const auto status = pe::parse_command_line(app, argc, argv)) return *status;
   try {
     pe::register_chapter_encodings();
     std::filesystem::create_directories(options.out);
