@@ -1,4 +1,4 @@
-// Shared by chapter 4's test files: registration once per binary, a small model config and
+// Shared by chapter 4's test files: a small model config, a small encoding by name, and
 // the check that the encodings' hooks depend on positions only through j - i.
 #pragma once
 #include <gtest/gtest.h>
@@ -17,12 +17,6 @@ namespace pe::ch04_test {
 
 constexpr auto f64 = ag::Dtype::f64;
 
-inline void ensure_registered() {
-  static bool done = false;
-  if (!done) register_ch04_encodings();
-  done = true;
-}
-
 /// Width 16 in 2 heads of 8, two layers (so per-layer parameters are used by both layers).
 inline DecoderConfig small_config() {
   DecoderConfig c;
@@ -37,7 +31,7 @@ inline DecoderConfig small_config() {
 inline std::shared_ptr<PositionalEncoding> make_small(
     const std::string& name, std::map<std::string, std::string> options = {}, int layers = 2,
     std::uint64_t seed = 1) {
-  ensure_registered();
+  register_ch04_encodings();  // again is a no-op
   EncodingSpec spec;
   spec.model = small_config();
   spec.model.layers = layers;

@@ -17,7 +17,7 @@ const char* const kEncodings[] = {"shaw", "xl", "t5"};
 }  // namespace
 
 TEST(Ch04Relative, RegisteredWithTheirOptions) {
-  ensure_registered();
+  register_ch04_encodings();
   for (const auto& [name, options] : std::vector<std::pair<std::string, std::vector<std::string>>>{
            {"shaw", {"max_distance"}},
            {"xl", {}},
@@ -111,7 +111,7 @@ TEST(Ch04Relative, CachedDecodingMatchesTheFullPass) {
 }
 
 TEST(Ch04Relative, OneBlockModelPassesGradcheckInFloat64) {
-  ensure_registered();
+  register_ch04_encodings();
   for (const char* name : kEncodings) {
     EncodingSpec spec;
     spec.model = tiny_decoder_config();

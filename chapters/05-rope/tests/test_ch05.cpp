@@ -17,12 +17,6 @@ namespace {
 
 constexpr auto f64 = ag::Dtype::f64;
 
-void ensure_registered() {
-  static bool done = false;
-  if (!done) register_ch05_encodings();
-  done = true;
-}
-
 DecoderConfig small_config() {
   DecoderConfig c;
   c.vocab = 7;
@@ -236,7 +230,7 @@ TEST(Ch05Rope, OneBlockModelPassesGradcheckInFloat64) {
 }
 
 TEST(Ch05Rope, RegisteredWithItsOptionsAndBadOptionsAreErrors) {
-  ensure_registered();
+  register_ch05_encodings();
   ag::Rng rng(13);
   EncodingSpec spec;
   spec.model = small_config();
