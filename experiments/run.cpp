@@ -207,6 +207,44 @@ RunSummary run_training(const TrainConfig& requested, const RunOptions& options)
   return summary;
 }
 
+std::vector<FinishedRun> run_or_reuse(const std::vector<PlannedRun>& runs, bool reuse) {
+  std::vector<FinishedRun> finished;
+  for (const PlannedRun& planned : runs) {
+    const std::string at = "run " + std::to_string(finished.size() + 1) + "/" +
+                           std::to_string(runs.size()) + ": ";
+    FinishedRun run{planned.config, {}, false};
+    std::optional<RunSummary> earlier;
+    if (reuse) earlier = load_finished_run(planned.config, planned.out_dir);
+    if (earlier) {
+      std::fprintf(stderr, "%sreusing the finished run in %s (same configuration)\n", at.c_str(),
+                   planned.out_dir.c_str());
+      run.summary = *earlier;
+      run.reused = true;
+    } else {
+      std::fprintf(stderr, "%straining into %s\n", at.c_str(), planned.out_dir.c_str());
+      RunOptions where;
+      where.out_dir = planned.out_dir;
+      run.summary = run_training(planned.config, where);
+    }
+    finished.push_back(std::move(run));
+  }
+  return finished;
+}
+
+std::string result_line(const FinishedRun& run) {
+  const TrainConfig& c = run.config;
+  const Evaluation& e = run.summary.final.at(c.length);
+  char line[240];
+  std::snprintf(line, sizeof line,
+                "%-11s %-12s %ld layer%s %ld head%s  %5ld steps  seed %lu  accuracy %.4f  "
+                "loss %.4f  (%.0f s)",
+                c.encoding.c_str(), c.task.c_str(), long(c.model.layers),
+                c.model.layers == 1 ? " " : "s", long(c.model.heads),
+                c.model.heads == 1 ? " " : "s", long(c.steps), (unsigned long)c.seed,
+                e.accuracy, e.loss, run.summary.train_seconds);
+  return line;
+}
+
 std::optional<RunSummary> load_finished_run(const TrainConfig& config,
                                             const std::string& out_dir) {
   const std::string json_path = out_dir + "/run.json";
