@@ -57,6 +57,18 @@ foreach(dir IN LISTS pe_chapter_dirs)
   math(EXPR number "${number}")
   if(number LESS_EQUAL PE_LAST_CHAPTER AND EXISTS ${PROJECT_SOURCE_DIR}/chapters/${dir}/CMakeLists.txt)
     add_subdirectory(chapters/${dir})
+    # Every chapter's program reads its command line through tools/cli: --help works, and an
+    # unknown option stops it (exit status 2) before it does anything.
+    string(SUBSTRING "${dir}" 0 2 two_digits)
+    set(program ch${two_digits}_experiment)
+    if(PE_BUILD_TESTS AND TARGET ${program})
+      add_test(NAME ${program}.Help COMMAND ${program} --help)
+      add_test(NAME ${program}.UnknownOptionIsAnError COMMAND ${program} --no-such-option)
+      set_tests_properties(${program}.Help PROPERTIES
+                           PASS_REGULAR_EXPRESSION "Usage: ${program}" LABELS ch${two_digits})
+      set_tests_properties(${program}.UnknownOptionIsAnError PROPERTIES
+                           WILL_FAIL TRUE LABELS ch${two_digits})
+    endif()
   endif()
 endforeach()
 

@@ -2,6 +2,7 @@
 // --retrain (and --help), read with the book's one command-line helper (tools/cli).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "command_line.hpp"
@@ -17,8 +18,13 @@ struct ChapterOptions {
   bool retrain = false;
 };
 
-/// Declares the four options on `app`, with the values in `options` as their defaults.
-inline void add_chapter_options(CLI::App& app, ChapterOptions& options) {
+/// Reads the experiment's command line: the four options, with the values in `options` as
+/// their defaults, and --help with `description`. Returns the status to exit with at once
+/// (parse_command_line: 0 after --help, 2 after a mistake), or nothing to go on.
+inline std::optional<int> parse_chapter_options(int argc, char** argv, const std::string& program,
+                                                const std::string& description,
+                                                ChapterOptions& options) {
+  CLI::App app{description, program};
   app.add_option("--steps", options.steps, "training steps of each run")
       ->capture_default_str()
       ->check(integer_at_least(1));
@@ -29,6 +35,7 @@ inline void add_chapter_options(CLI::App& app, ChapterOptions& options) {
   app.add_flag("--retrain", options.retrain,
                "train every run again, even one that finished in its folder with the same "
                "configuration");
+  return parse_command_line(app, argc, argv);
 }
 
 }  // namespace pe

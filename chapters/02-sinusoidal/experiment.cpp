@@ -81,13 +81,15 @@ std::vector<pe::Series> dot_product_series(std::int64_t offsets) {
 
 }  // namespace
 
+// What --help says.
+constexpr const char* kAbout =
+    "Chapter 2: the sinusoidal table and its properties as figures, then the reference "
+    "model trained with it.";
+
 int main(int argc, char** argv) {
   pe::ChapterOptions options{.out = "results/ch02"};
-  CLI::App app{"Chapter 2: the sinusoidal table and its properties as figures, then the "
-               "reference model trained with it.",
-               "ch02_experiment"};
-  pe::add_chapter_options(app, options);
-  if (const auto status = pe::parse_command_line(app, argc, argv)) return *status;
+  if (auto status = pe::parse_chapter_options(argc, argv, "ch02_experiment", kAbout, options))
+    return *status;
   try {
     pe::register_chapter_encodings();
     std::filesystem::create_directories(options.out);

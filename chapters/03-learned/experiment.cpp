@@ -80,13 +80,15 @@ Tensor position_table(pe::Trainer& trainer) {
 
 }  // namespace
 
+// What --help says.
+constexpr const char* kAbout =
+    "Chapter 3: the reference model trained with a learned position table, then what the "
+    "table learned.";
+
 int main(int argc, char** argv) {
   pe::ChapterOptions options{.out = "results/ch03"};
-  CLI::App app{"Chapter 3: the reference model trained with a learned position table, then what "
-               "the table learned.",
-               "ch03_experiment"};
-  pe::add_chapter_options(app, options);
-  if (const auto status = pe::parse_command_line(app, argc, argv)) return *status;
+  if (auto status = pe::parse_chapter_options(argc, argv, "ch03_experiment", kAbout, options))
+    return *status;
   try {
     pe::register_chapter_encodings();
     std::filesystem::create_directories(options.out);

@@ -120,13 +120,15 @@ pe::Series learned_t5_bias(const std::string& run_dir, const std::string& label)
 
 }  // namespace
 
+// What --help says.
+constexpr const char* kAbout =
+    "Chapter 4: the cost of Shaw's pairwise tensors, Shaw's index and T5's buckets, then "
+    "the reference model trained with shaw, xl and t5.";
+
 int main(int argc, char** argv) {
   pe::ChapterOptions options{.out = "results/ch04"};
-  CLI::App app{"Chapter 4: the cost of Shaw's pairwise tensors, Shaw's index and T5's buckets, "
-               "then the reference model trained with shaw, xl and t5.",
-               "ch04_experiment"};
-  pe::add_chapter_options(app, options);
-  if (const auto status = pe::parse_command_line(app, argc, argv)) return *status;
+  if (auto status = pe::parse_chapter_options(argc, argv, "ch04_experiment", kAbout, options))
+    return *status;
   try {
     pe::register_chapter_encodings();
     std::filesystem::create_directories(options.out);

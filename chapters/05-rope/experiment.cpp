@@ -57,13 +57,15 @@ pe::Series decay_series(std::int64_t d, std::int64_t distances) {
 
 }  // namespace
 
+// What --help says.
+constexpr const char* kAbout =
+    "Chapter 5: RoPE's angles and the decay of q.k with distance, then the reference model "
+    "trained with RoPE.";
+
 int main(int argc, char** argv) {
   pe::ChapterOptions options{.out = "results/ch05"};
-  CLI::App app{"Chapter 5: RoPE's angles and the decay of q.k with distance, then the reference "
-               "model trained with RoPE.",
-               "ch05_experiment"};
-  pe::add_chapter_options(app, options);
-  if (const auto status = pe::parse_command_line(app, argc, argv)) return *status;
+  if (auto status = pe::parse_chapter_options(argc, argv, "ch05_experiment", kAbout, options))
+    return *status;
   try {
     pe::register_chapter_encodings();
     std::filesystem::create_directories(options.out);

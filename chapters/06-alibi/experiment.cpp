@@ -64,13 +64,15 @@ void weight_factor_figure(std::int64_t heads, const std::string& path) {
 
 }  // namespace
 
+// What --help says.
+constexpr const char* kAbout =
+    "Chapter 6: ALiBi's slopes and biases, then the reference model (1 and 8 heads) trained"
+    " with ALiBi.";
+
 int main(int argc, char** argv) {
   pe::ChapterOptions options{.out = "results/ch06"};
-  CLI::App app{"Chapter 6: ALiBi's slopes and biases, then the reference model (1 and 8 heads) "
-               "trained with ALiBi.",
-               "ch06_experiment"};
-  pe::add_chapter_options(app, options);
-  if (const auto status = pe::parse_command_line(app, argc, argv)) return *status;
+  if (auto status = pe::parse_chapter_options(argc, argv, "ch06_experiment", kAbout, options))
+    return *status;
   try {
     pe::register_chapter_encodings();
     std::filesystem::create_directories(options.out);

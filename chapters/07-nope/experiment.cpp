@@ -33,13 +33,15 @@ pe::Series accuracy_curve(const pe::Trainer& trainer, const std::string& label) 
 
 }  // namespace
 
+// What --help says.
+constexpr const char* kAbout =
+    "Chapter 7: the reference model with no positional encoding (1 and 8 layers), and a "
+    "linear probe of position at every depth.";
+
 int main(int argc, char** argv) {
   pe::ChapterOptions options{.out = "results/ch07"};
-  CLI::App app{"Chapter 7: the reference model with no positional encoding (1 and 8 layers), and"
-               " a linear probe of position at every depth.",
-               "ch07_experiment"};
-  pe::add_chapter_options(app, options);
-  if (const auto status = pe::parse_command_line(app, argc, argv)) return *status;
+  if (auto status = pe::parse_chapter_options(argc, argv, "ch07_experiment", kAbout, options))
+    return *status;
   try {
     pe::register_chapter_encodings();
     std::filesystem::create_directories(options.out);
