@@ -19,11 +19,38 @@ function(pe_chapter_tests chapter)
 endfunction()
 
 # pe_register_encodings(chNN function): chapter NN's library defines `void pe::function()`,
-# which registers its encodings. The `pe` program calls every such function of the chapters
-# in the build (see experiments/CMakeLists.txt), so `pe list` shows exactly those.
+# which registers its encodings. A program linked with pe_link_experiment_bench calls the
+# functions of the chapters it may know.
 function(pe_register_encodings chapter function)
-  set_property(GLOBAL APPEND PROPERTY PE_ENCODING_CHAPTERS ${chapter})
-  set_property(GLOBAL APPEND PROPERTY PE_ENCODING_REGISTRARS ${function})
+  set_property(GLOBAL APPEND PROPERTY PE_ENCODING_REGISTRARS "${chapter}:${function}")
+endfunction()
+
+# pe_link_experiment_bench(target last): links `target` to the experiment bench (pe_run:
+# tasks, trainer, runs, figures) and gives it its own register_chapter_encodings(),
+# generated to call the registration functions of chapters 02..last only, and links those
+# chapters. So chapter N's experiment holds chapters 0..N and none after them, and `pe`
+# (last = PE_LAST_CHAPTER) holds every encoding in the build. The check: tests/layering.
+function(pe_link_experiment_bench target last)
+  get_property(registrars GLOBAL PROPERTY PE_ENCODING_REGISTRARS)
+  set(PE_REGISTRAR_DECLARATIONS "")
+  set(PE_REGISTRAR_CALLS "")
+  set(chapters "")
+  foreach(entry IN LISTS registrars)
+    string(REPLACE ":" ";" parts "${entry}")
+    list(GET parts 0 chapter)
+    list(GET parts 1 function)
+    string(SUBSTRING "${chapter}" 2 2 number)
+    math(EXPR number "${number}")
+    if(number LESS_EQUAL last)
+      list(APPEND chapters ${chapter})
+      string(APPEND PE_REGISTRAR_DECLARATIONS "void ${function}();\n")
+      string(APPEND PE_REGISTRAR_CALLS "  ${function}();\n")
+    endif()
+  endforeach()
+  set(registry ${PROJECT_BINARY_DIR}/chapter_registry/${target}.cpp)
+  configure_file(${PROJECT_SOURCE_DIR}/experiments/chapter_registry.cpp.in ${registry} @ONLY)
+  target_sources(${target} PRIVATE ${registry})
+  target_link_libraries(${target} PRIVATE pe_run ${chapters})
 endfunction()
 
 file(GLOB pe_chapter_dirs RELATIVE ${PROJECT_SOURCE_DIR}/chapters ${PROJECT_SOURCE_DIR}/chapters/[0-9][0-9]-*)
@@ -33,6 +60,18 @@ foreach(dir IN LISTS pe_chapter_dirs)
   math(EXPR number "${number}")
   if(number LESS_EQUAL PE_LAST_CHAPTER AND EXISTS ${PROJECT_SOURCE_DIR}/chapters/${dir}/CMakeLists.txt)
     add_subdirectory(chapters/${dir})
+    # Every chapter's program reads its command line through tools/cli: --help works, and an
+    # unknown option stops it (exit status 2) before it does anything.
+    string(SUBSTRING "${dir}" 0 2 two_digits)
+    set(program ch${two_digits}_experiment)
+    if(PE_BUILD_TESTS AND TARGET ${program})
+      add_test(NAME ${program}.Help COMMAND ${program} --help)
+      add_test(NAME ${program}.UnknownOptionIsAnError COMMAND ${program} --no-such-option)
+      set_tests_properties(${program}.Help PROPERTIES
+                           PASS_REGULAR_EXPRESSION "Usage: ${program}" LABELS ch${two_digits})
+      set_tests_properties(${program}.UnknownOptionIsAnError PROPERTIES
+                           WILL_FAIL TRUE LABELS ch${two_digits})
+    endif()
   endif()
 endforeach()
 

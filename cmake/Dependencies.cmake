@@ -13,8 +13,17 @@ pe_require_package(xtl xtl-dev)
 pe_require_package(xsimd libxsimd-dev)
 pe_require_package(xtensor libxtensor-dev)
 pe_require_package(OpenMP "g++ (libgomp)")
+# Every program's command line, chapter 0's included (tools/cli).
+pe_require_package(CLI11 libcli11-dev)
 if(PE_BUILD_TESTS)
   pe_require_package(GTest "libgtest-dev")
+  # The figure tests decode the PNG files they draw (stb_image, built into Debian's libstb).
+  find_path(STB_INCLUDE_DIR stb_image.h PATH_SUFFIXES stb)
+  find_library(STB_LIBRARY stb)
+  if(NOT STB_INCLUDE_DIR OR NOT STB_LIBRARY)
+    message(FATAL_ERROR "stb_image was not found. Install the Debian package 'libstb-dev' "
+                        "(or run scripts/install-deps.sh, which installs everything that is missing).")
+  endif()
 endif()
 if(PE_BUILD_BENCH)
   pe_require_package(benchmark libbenchmark-dev)

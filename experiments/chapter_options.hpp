@@ -1,8 +1,11 @@
-// The options every chapter's experiment takes: --steps N, --seed S, --out DIR, --retrain.
+// The options every encoding chapter's experiment takes: --steps N, --seed S, --out DIR,
+// --retrain (and --help), read with the book's one command-line helper (tools/cli).
 #pragma once
 #include <cstdint>
-#include <stdexcept>
+#include <optional>
 #include <string>
+
+#include "command_line.hpp"
 
 namespace pe {
 
@@ -15,37 +18,24 @@ struct ChapterOptions {
   bool retrain = false;
 };
 
-/// Reads argv; a bad value or an unknown option throws std::invalid_argument with a one-line
-/// message (the experiment prints it and exits with status 2).
-inline ChapterOptions parse_chapter_options(int argc, char** argv, const std::string& default_out) {
-  ChapterOptions options;
-  options.out = default_out;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
-      return argv[++i];
-    };
-    auto positive = [&](const std::string& text) {
-      std::size_t used = 0;
-      long long v = -1;
-      try {
-        v = std::stoll(text, &used);
-      } catch (const std::exception&) {
-      }
-      if (used != text.size() || v < 1)
-        throw std::invalid_argument(arg + " needs a positive integer, got '" + text + "'");
-      return v;
-    };
-    if (arg == "--steps") options.steps = positive(value());
-    else if (arg == "--seed") options.seed = static_cast<std::uint64_t>(positive(value()));
-    else if (arg == "--out") options.out = value();
-    else if (arg == "--retrain") options.retrain = true;
-    else
-      throw std::invalid_argument("unknown option '" + arg +
-                                  "' (expected --steps, --seed, --out or --retrain)");
-  }
-  return options;
+/// Reads the experiment's command line: the four options, with the values in `options` as
+/// their defaults, and --help with `description`. Returns the status to exit with at once
+/// (parse_command_line: 0 after --help, 2 after a mistake), or nothing to go on.
+inline std::optional<int> parse_chapter_options(int argc, char** argv, const std::string& program,
+                                                const std::string& description,
+                                                ChapterOptions& options) {
+  CLI::App app{description, program};
+  app.add_option("--steps", options.steps, "training steps of each run")
+      ->capture_default_str()
+      ->check(integer_at_least(1));
+  app.add_option("--seed", options.seed, "random seed of each run (weights and data)")
+      ->capture_default_str()
+      ->check(integer_at_least(1));
+  app.add_option("--out", options.out, "folder for the runs and figures")->capture_default_str();
+  app.add_flag("--retrain", options.retrain,
+               "train every run again, even one that finished in its folder with the same "
+               "configuration");
+  return parse_command_line(app, argc, argv);
 }
 
 }  // namespace pe

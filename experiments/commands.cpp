@@ -41,33 +41,39 @@ struct TrainFlags {
   bool no_figures = false, quiet = false;
 };
 
-void add_model_options(CLI::App& cmd, TrainFlags& f) {
+// The options that make up a TrainConfig. Their values are checked in one place,
+// TrainConfig::validate (finish_config). Returns every option but --steps: what a resumed
+// run takes from its checkpoint instead.
+std::vector<CLI::Option*> add_model_options(CLI::App& cmd, TrainFlags& f) {
   TrainConfig& c = f.config;
-  cmd.add_option("--encoding,-e", c.encoding, "positional encoding (see pe list)")->capture_default_str();
-  cmd.add_option("--task,-t", c.task, "task (see pe list)")->capture_default_str();
-  cmd.add_option("--layers", c.model.layers, "decoder blocks")->capture_default_str()->check(CLI::Range(1, 64));
-  cmd.add_option("--heads", c.model.heads, "attention heads")->capture_default_str()->check(CLI::Range(1, 64));
-  cmd.add_option("--width", c.model.width, "model width C")->capture_default_str()->check(CLI::Range(1, 8192));
-  cmd.add_option("--ffn", c.model.ffn_width, "feed-forward width")->capture_default_str()->check(CLI::Range(1, 32768));
-  cmd.add_option("--length", c.length, "training sequence length T")->capture_default_str()->check(CLI::Range(2, 100000));
-  cmd.add_option("--batch", c.batch, "sequences per step B")->capture_default_str()->check(CLI::Range(1, 100000));
-  cmd.add_option("--steps", c.steps, "optimisation steps")->capture_default_str();
-  cmd.add_option("--warmup", c.warmup, "linear warm-up steps")->capture_default_str();
-  cmd.add_option("--lr", c.lr, "peak learning rate")->capture_default_str();
-  cmd.add_option("--weight-decay", c.weight_decay, "AdamW weight decay")->capture_default_str();
-  cmd.add_option("--clip", c.clip, "max gradient norm")->capture_default_str();
-  cmd.add_option("--seed", c.seed, "random seed (weights and data)")->capture_default_str();
-  cmd.add_option("--eval-every", c.eval_every, "steps between evaluations")->capture_default_str();
-  cmd.add_option("--eval-sequences", c.eval_sequences, "held-out sequences")->capture_default_str();
-  cmd.add_option("--max-length", c.max_length, "longest length the encoding must handle (0: --length)")->capture_default_str();
-  cmd.add_option("--option,-o", f.encoding_options, "encoding option key=value (repeatable)");
-  cmd.add_option("--task-option", f.task_options, "task option key=value (repeatable)");
+  cmd.add_option("--steps", c.steps, "optimisation steps (with --resume: the new total)")
+      ->capture_default_str();
+  return {
+      cmd.add_option("--encoding,-e", c.encoding, "positional encoding (see pe list)")->capture_default_str(),
+      cmd.add_option("--task,-t", c.task, "task (see pe list)")->capture_default_str(),
+      cmd.add_option("--layers", c.model.layers, "decoder blocks")->capture_default_str(),
+      cmd.add_option("--heads", c.model.heads, "attention heads")->capture_default_str(),
+      cmd.add_option("--width", c.model.width, "model width C")->capture_default_str(),
+      cmd.add_option("--ffn", c.model.ffn_width, "feed-forward width")->capture_default_str(),
+      cmd.add_option("--length", c.length, "training sequence length T")->capture_default_str(),
+      cmd.add_option("--batch", c.batch, "sequences per step B")->capture_default_str(),
+      cmd.add_option("--warmup", c.warmup, "linear warm-up steps")->capture_default_str(),
+      cmd.add_option("--lr", c.lr, "peak learning rate")->capture_default_str(),
+      cmd.add_option("--weight-decay", c.weight_decay, "AdamW weight decay")->capture_default_str(),
+      cmd.add_option("--clip", c.clip, "max gradient norm")->capture_default_str(),
+      cmd.add_option("--seed", c.seed, "random seed (weights and data)")->capture_default_str(),
+      cmd.add_option("--eval-every", c.eval_every, "steps between evaluations")->capture_default_str(),
+      cmd.add_option("--eval-sequences", c.eval_sequences, "held-out sequences")->capture_default_str(),
+      cmd.add_option("--max-length", c.max_length, "longest length the encoding must handle (0: --length)")->capture_default_str(),
+      cmd.add_option("--option,-o", f.encoding_options, "encoding option key=value (repeatable)"),
+      cmd.add_option("--task-option", f.task_options, "task option key=value (repeatable)")};
 }
 
 TrainConfig finish_config(TrainFlags& f) {
   TrainConfig c = f.config;
   c.encoding_options = parse_pairs(f.encoding_options, "--option");
   c.task_options = parse_pairs(f.task_options, "--task-option");
+  c.validate();  // before anything is written
   return c;
 }
 
@@ -101,14 +107,16 @@ void add_list_command(CLI::App& app) {
 void add_train_command(CLI::App& app) {
   auto flags = std::make_shared<TrainFlags>();
   auto* cmd = app.add_subcommand("train", "train one model; writes JSON, CSV, a checkpoint and figures");
-  add_model_options(*cmd, *flags);
+  const auto from_checkpoint = add_model_options(*cmd, *flags);
   cmd->add_option("--eval-lengths", flags->eval_lengths, "lengths for the final evaluation (default: --length)")->delimiter(',');
   cmd->add_option("--out", flags->out, "output folder (default results/<encoding>-<task>-l<layers>-h<heads>-s<seed>)");
   cmd->add_flag("--no-figures", flags->no_figures, "skip the PNG figures");
   cmd->add_flag("--quiet,-q", flags->quiet, "no progress output");
-  cmd->add_option("--resume", flags->resume,
-                  "continue the run saved in this checkpoint (model options come from it; "
-                  "--steps sets the new total)")->check(CLI::ExistingFile);
+  auto* resume = cmd->add_option("--resume", flags->resume,
+                                 "continue the run saved in this checkpoint (the configuration "
+                                 "comes from it; --steps sets the new total)")
+                     ->check(CLI::ExistingFile);
+  for (auto* option : from_checkpoint) resume->excludes(option);  // it would be ignored
   cmd->callback([flags, cmd] {
     TrainConfig config = finish_config(*flags);
     RunOptions options;
@@ -209,7 +217,6 @@ void add_inspect_command(CLI::App& app) {
     std::vector<std::string> options;
     std::vector<double> vector;
     std::vector<std::int64_t> positions;
-    bool json = false;
   };
   auto flags = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand("inspect", "an encoding's own quantities as JSON");
@@ -226,7 +233,6 @@ void add_inspect_command(CLI::App& app) {
                   "positions at which to rotate --vector (default 0 .. length-1)")
       ->delimiter(',')
       ->check(CLI::Range(std::int64_t(0), std::int64_t(1000000)));
-  cmd->add_flag("--json", flags->json, "print JSON (the only format so far)");
   cmd->callback([flags] {
     EncodingSpec spec;
     spec.model.width = flags->dim;

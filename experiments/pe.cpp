@@ -4,17 +4,17 @@
 //   pe train [options]                    one run; writes results/<name>/ (see run.hpp)
 //   pe eval CHECKPOINT --lengths 32,64    accuracy of a trained model at given lengths
 //   pe heatmap CHECKPOINT --out FILE.png  attention of a trained model on a held-out sequence
-//   pe inspect ENCODING --json            an encoding's own quantities (see each chapter)
+//   pe inspect ENCODING                   an encoding's own quantities as JSON (see each chapter)
 //   pe table                              every encoding on the reference tasks
-#include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "chapter_registry.hpp"
+#include "command_line.hpp"
 #include "commands.hpp"
 
 int main(int argc, char** argv) {
   pe::register_chapter_encodings();
-  CLI::App app{"pe: positional encodings, trained and inspected"};
+  CLI::App app{"pe: positional encodings, trained and inspected", "pe"};
   app.require_subcommand(1);
   pe::add_list_command(app);
   pe::add_train_command(app);
@@ -37,16 +37,8 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    // One line, not CLI11's usage dump: the error and where to look.
-    std::cerr << "pe: " << e.what() << " (see pe --help)\n";
-    return e.get_exit_code() ? e.get_exit_code() : 2;
-  } catch (const std::exception& e) {
+    if (const auto status = pe::parse_command_line(app, argc, argv)) return *status;
+  } catch (const std::exception& e) {  // thrown by a command: a bad file, encoding, task, ...
     std::cerr << "pe: " << e.what() << "\n";
     return 1;
   }

@@ -2,46 +2,43 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <optional>
 
 namespace pe {
+
+TrainConfig reference_config(const std::string& encoding, const std::string& task,
+                             const ChapterOptions& options) {
+  TrainConfig config;
+  config.task = task;
+  config.encoding = encoding;
+  config.steps = options.steps;
+  config.seed = options.seed;
+  return config;
+}
 
 std::vector<ReferenceRun> train_reference_runs(const std::string& encoding,
                                                const ChapterOptions& options,
                                                const std::vector<std::string>& tasks,
                                                const std::string& suffix,
                                                const std::function<void(TrainConfig&)>& adjust) {
-  std::vector<ReferenceRun> runs;
+  std::vector<PlannedRun> planned;
   for (const std::string& task : tasks) {
+    TrainConfig config = reference_config(encoding, task, options);
+    if (adjust) adjust(config);
+    planned.push_back({config, options.out + "/" + task + suffix});
+  }
+  std::vector<ReferenceRun> runs;
+  for (FinishedRun& finished : run_or_reuse(planned, !options.retrain)) {
     ReferenceRun run;
-    run.config.task = task;
-    run.config.encoding = encoding;
-    run.config.steps = options.steps;
-    run.config.seed = options.seed;
-    if (adjust) adjust(run.config);
-    RunOptions where;
-    where.out_dir = run.run_dir = options.out + "/" + task + suffix;
-    std::optional<RunSummary> earlier;
-    if (!options.retrain) earlier = load_finished_run(run.config, run.run_dir);
-    if (earlier)
-      std::fprintf(stderr, "%s: reusing the finished run in %s (--retrain trains it again)\n",
-                   task.c_str(), run.run_dir.c_str());
-    run.summary = earlier ? *earlier : run_training(run.config, where);
-    const Evaluation& e = run.summary.final.at(run.config.length);
-    char line[240];
-    std::snprintf(line, sizeof line,
-                  "%-11s %-12s %ld layer%s %ld head%s  %5ld steps  seed %lu  accuracy %.4f  "
-                  "loss %.4f  (%.0f s)",
-                  encoding.c_str(), task.c_str(), long(run.config.model.layers),
-                  run.config.model.layers == 1 ? " " : "s", long(run.config.model.heads),
-                  run.config.model.heads == 1 ? " " : "s", long(run.config.steps),
-                  (unsigned long)run.config.seed, e.accuracy, e.loss, run.summary.train_seconds);
-    run.line = line;
+    run.line = result_line(finished);
+    run.config = finished.config;
+    run.summary = finished.summary;
+    run.run_dir = finished.summary.out_dir;
     run.trainer = Trainer::resume(run.run_dir + "/checkpoint.agt");
     run.attention = mean_attention(*run.trainer, run.config.length, 256);
-    std::filesystem::copy_file(run.run_dir + "/attention.png",
-                               options.out + "/attention_" + task + suffix + ".png",
-                               std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::copy_file(
+        run.run_dir + "/attention.png",
+        options.out + "/attention_" + run.config.task + suffix + ".png",
+        std::filesystem::copy_options::overwrite_existing);
     runs.push_back(std::move(run));
   }
   return runs;

@@ -22,10 +22,16 @@ struct ReferenceRun {
   AttentionAverages attention;       ///< mean_attention on 256 held-out sequences
 };
 
+/// The reference run of `encoding` on `task`: TrainConfig's defaults (1 layer, 1 head, width
+/// 256, length 32), options.steps and options.seed.
+TrainConfig reference_config(const std::string& encoding, const std::string& task,
+                             const ChapterOptions& options);
+
 /// Trains `encoding` on each task with the reference configuration (TrainConfig's defaults,
 /// options.steps and options.seed), after `adjust` (if given) has changed the configuration,
 /// e.g. the number of heads. Runs go to <options.out>/<task><suffix>; a run already finished
-/// there with the same configuration is taken as it is unless options.retrain is set. Each
+/// there with the same configuration is taken as it is unless options.retrain is set
+/// (run_or_reuse). Each
 /// run's attention figure is also copied to <options.out>/attention_<task><suffix>.png.
 std::vector<ReferenceRun> train_reference_runs(
     const std::string& encoding, const ChapterOptions& options,

@@ -193,7 +193,7 @@ RunSummary run_training(const TrainConfig& requested, const RunOptions& options)
   for (const auto& [length, eval] : summary.final)
     final_json[std::to_string(length)] = {
         {"accuracy", eval.accuracy}, {"loss", eval.loss}, {"scored_tokens", eval.scored}};
-  nlohmann::json run = {{"config", nlohmann::json::parse(config_to_json(config))},
+  nlohmann::json run = {{"config", config},
                         {"seed", config.seed},
                         {"parameters", trainer.model().parameter_count()},
                         {"versions", build_versions()},
@@ -205,6 +205,44 @@ RunSummary run_training(const TrainConfig& requested, const RunOptions& options)
   ag::check(out.good(), "run", "cannot write '", dir, "run.json'");
   out << run.dump(2) << '\n';
   return summary;
+}
+
+std::vector<FinishedRun> run_or_reuse(const std::vector<PlannedRun>& runs, bool reuse) {
+  std::vector<FinishedRun> finished;
+  for (const PlannedRun& planned : runs) {
+    const std::string at = "run " + std::to_string(finished.size() + 1) + "/" +
+                           std::to_string(runs.size()) + ": ";
+    FinishedRun run{planned.config, {}, false};
+    std::optional<RunSummary> earlier;
+    if (reuse) earlier = load_finished_run(planned.config, planned.out_dir);
+    if (earlier) {
+      std::fprintf(stderr, "%sreusing the finished run in %s (same configuration)\n", at.c_str(),
+                   planned.out_dir.c_str());
+      run.summary = *earlier;
+      run.reused = true;
+    } else {
+      std::fprintf(stderr, "%straining into %s\n", at.c_str(), planned.out_dir.c_str());
+      RunOptions where;
+      where.out_dir = planned.out_dir;
+      run.summary = run_training(planned.config, where);
+    }
+    finished.push_back(std::move(run));
+  }
+  return finished;
+}
+
+std::string result_line(const FinishedRun& run) {
+  const TrainConfig& c = run.config;
+  const Evaluation& e = run.summary.final.at(c.length);
+  char line[240];
+  std::snprintf(line, sizeof line,
+                "%-11s %-12s %ld layer%s %ld head%s  %5ld steps  seed %lu  accuracy %.4f  "
+                "loss %.4f  (%.0f s)",
+                c.encoding.c_str(), c.task.c_str(), long(c.model.layers),
+                c.model.layers == 1 ? " " : "s", long(c.model.heads),
+                c.model.heads == 1 ? " " : "s", long(c.steps), (unsigned long)c.seed,
+                e.accuracy, e.loss, run.summary.train_seconds);
+  return line;
 }
 
 std::optional<RunSummary> load_finished_run(const TrainConfig& config,
@@ -220,7 +258,7 @@ std::optional<RunSummary> load_finished_run(const TrainConfig& config,
     throw ag::Error("load_finished_run: '" + json_path + "' is not valid JSON (" + e.what() + ")");
   }
   // Compared as JSON, so that every field of the configuration takes part.
-  if (!run.contains("config") || run["config"] != nlohmann::json::parse(config_to_json(config)))
+  if (!run.contains("config") || run["config"] != nlohmann::json(config))
     return std::nullopt;
   RunSummary summary;
   summary.out_dir = out_dir;

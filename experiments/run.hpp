@@ -42,6 +42,30 @@ RunSummary run_training(const TrainConfig& config, const RunOptions& options);
 /// runs it already has. A run.json that is not valid JSON or lacks its results is an error.
 std::optional<RunSummary> load_finished_run(const TrainConfig& config, const std::string& out_dir);
 
+/// One run of a list: its configuration and its folder.
+struct PlannedRun {
+  TrainConfig config;
+  std::string out_dir;
+};
+
+/// A run of the list, done: trained now, or taken from its folder.
+struct FinishedRun {
+  TrainConfig config;
+  RunSummary summary;  ///< summary.out_dir is the run's folder
+  bool reused = false;
+};
+
+/// The one run-or-reuse path of `pe table` and the chapters' experiments: each run in order,
+/// taken as it is when it finished in its folder with exactly this configuration
+/// (load_finished_run) and `reuse` is set, trained (run_training, with a progress display)
+/// otherwise. Says on stderr which run it is at, and which ones it reuses.
+std::vector<FinishedRun> run_or_reuse(const std::vector<PlannedRun>& runs, bool reuse);
+
+/// A finished run's result on one line, as the chapters print them: encoding, task, layers,
+/// heads, steps, seed, held-out accuracy and loss at the training length, training time:
+/// "sinusoidal  shiftk       1 layer  1 head    1500 steps  seed 1  accuracy 1.0000  loss 0.0002  (121 s)"
+std::string result_line(const FinishedRun& run);
+
 /// Heatmaps of a model's attention on one held-out sequence of the given length: one panel
 /// per layer and head.
 void write_attention_figure(Trainer& trainer, std::int64_t length, const std::string& png_path);

@@ -5,7 +5,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "progress.hpp"
 #include "run.hpp"
 
 namespace pe {
@@ -17,51 +16,43 @@ void run_table(const TableOptions& options) {
   ag::check(!options.tasks.empty() && !options.layers.empty(), "table",
             "needs at least one task and one layer count");
 
-  nlohmann::json rows = nlohmann::json::array();
-  std::string markdown = "| encoding | task | layers | steps | accuracy | train time (s) |\n"
-                         "|---|---|---|---|---|---|\n";
-  const std::size_t total = encodings.size() * options.tasks.size() * options.layers.size();
-  std::size_t done = 0;
-  Progress progress("table", std::int64_t(total));
+  std::vector<PlannedRun> planned;
   for (const auto& encoding : encodings)
     for (const auto& task : options.tasks)
       for (auto layers : options.layers) {
-        TrainConfig config;  // the reference model and run
+        TrainConfig config;  // the reference model and run, as in the chapters' experiments
         config.encoding = encoding;
         config.task = task;
         config.model.layers = layers;
         config.seed = options.seed;
         config.steps = options.fast ? std::min<std::int64_t>(options.steps, 300) : options.steps;
-        // TrainConfig's evaluation interval, as in `pe train` and the chapters' experiments, so
-        // that a table row and a chapter's run of the same encoding are the same run.
-        config.eval_every = std::min(config.eval_every, std::max<std::int64_t>(config.steps, 1));
         if (options.fast) config.eval_sequences = 64;
-        const std::string name = encoding + "-" + task + "-l" + std::to_string(layers);
-        progress.line("run " + std::to_string(++done) + "/" + std::to_string(total) + ": " + name);
-        RunOptions run;
-        run.out_dir = options.out_dir + "/" + name;
-        std::optional<RunSummary> earlier;
-        if (options.reuse) earlier = load_finished_run(config, run.out_dir);
-        if (earlier) progress.line("  reusing the finished run in " + run.out_dir);
-        const RunSummary summary = earlier ? *earlier : run_training(config, run);
-        const Evaluation& e = summary.final.at(config.length);
-        char line[256];
-        std::snprintf(line, sizeof line, "| %s | %s | %ld | %ld | %.1f%% | %.0f%s |\n",
-                      encoding.c_str(), task.c_str(), long(layers), long(config.steps),
-                      100.0 * e.accuracy, summary.train_seconds, earlier ? " (reused)" : "");
-        markdown += line;
-        rows.push_back({{"encoding", encoding},
-                        {"task", task},
-                        {"layers", layers},
-                        {"steps", config.steps},
-                        {"seed", config.seed},
-                        {"accuracy", e.accuracy},
-                        {"loss", e.loss},
-                        {"train_seconds", summary.train_seconds},
-                        {"reused", bool(earlier)},
-                        {"run", run.out_dir}});
+        planned.push_back({config, options.out_dir + "/" + encoding + "-" + task + "-l" +
+                                       std::to_string(layers)});
       }
-  progress.finish();
+
+  nlohmann::json rows = nlohmann::json::array();
+  std::string markdown = "| encoding | task | layers | steps | accuracy | train time (s) |\n"
+                         "|---|---|---|---|---|---|\n";
+  for (const FinishedRun& run : run_or_reuse(planned, options.reuse)) {
+    const TrainConfig& c = run.config;
+    const Evaluation& e = run.summary.final.at(c.length);
+    char line[256];
+    std::snprintf(line, sizeof line, "| %s | %s | %ld | %ld | %.1f%% | %.0f%s |\n",
+                  c.encoding.c_str(), c.task.c_str(), long(c.model.layers), long(c.steps),
+                  100.0 * e.accuracy, run.summary.train_seconds, run.reused ? " (reused)" : "");
+    markdown += line;
+    rows.push_back({{"encoding", c.encoding},
+                    {"task", c.task},
+                    {"layers", c.model.layers},
+                    {"steps", c.steps},
+                    {"seed", c.seed},
+                    {"accuracy", e.accuracy},
+                    {"loss", e.loss},
+                    {"train_seconds", run.summary.train_seconds},
+                    {"reused", run.reused},
+                    {"run", run.summary.out_dir}});
+  }
   std::ofstream md(options.out_dir + "/table.md");
   ag::check(md.good(), "table", "cannot write '", options.out_dir, "/table.md'");
   md << markdown;

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "ag/io.hpp"
@@ -16,22 +17,25 @@ constexpr const char* kOptimizerPrefix = "optimizer.";
 }  // namespace
 
 void TrainConfig::validate() const {
-  auto positive = [](const char* field, double value) {
-    ag::check(value > 0, "TrainConfig", field, " must be positive, got ", value);
+  // The upper bounds keep a typing mistake from asking for terabytes.
+  auto in_range = [](const char* field, std::int64_t value, std::int64_t low, std::int64_t high) {
+    ag::check(value >= low && value <= high, "TrainConfig", field, " must be from ", low, " to ",
+              high, ", got ", value);
   };
-  positive("length", double(length));
-  positive("batch", double(batch));
-  positive("width", double(model.width));
-  positive("heads", double(model.heads));
-  positive("layers", double(model.layers));
-  positive("ffn_width", double(model.ffn_width));
-  positive("lr", lr);
-  positive("clip", clip);
-  positive("eval_every", double(eval_every));
-  positive("eval_sequences", double(eval_sequences));
+  in_range("length", length, 1, 100000);
+  in_range("batch", batch, 1, 100000);
+  in_range("width", model.width, 1, 8192);
+  in_range("heads", model.heads, 1, 64);
+  in_range("layers", model.layers, 1, 64);
+  in_range("ffn_width", model.ffn_width, 1, 32768);
+  in_range("eval_every", eval_every, 1, std::numeric_limits<std::int64_t>::max());
+  in_range("eval_sequences", eval_sequences, 1, 1000000);
+  ag::check(lr > 0, "TrainConfig", "lr must be positive, got ", lr);
+  ag::check(clip > 0, "TrainConfig", "clip must be positive, got ", clip);
   ag::check(steps >= 0, "TrainConfig", "steps must not be negative, got ", steps);
   ag::check(warmup >= 0, "TrainConfig", "warmup must not be negative, got ", warmup);
-  ag::check(weight_decay >= 0, "TrainConfig", "weight_decay must not be negative");
+  ag::check(weight_decay >= 0, "TrainConfig", "weight_decay must not be negative, got ",
+            weight_decay);
   ag::check(model.width % model.heads == 0, "TrainConfig", "width ", model.width,
             " is not divisible by heads ", model.heads);
   ag::check(max_length == 0 || max_length >= length, "TrainConfig", "max_length ", max_length,
@@ -185,32 +189,66 @@ void Trainer::extend_to(std::int64_t total_steps) {
   config_.steps = total_steps;
 }
 
-std::string config_to_json(const TrainConfig& c) {
-  nlohmann::json j = {
-      {"task", c.task},
-      {"task_options", c.task_options},
-      {"encoding", c.encoding},
-      {"encoding_options", c.encoding_options},
-      {"vocab", c.model.vocab},
-      {"width", c.model.width},
-      {"heads", c.model.heads},
-      {"layers", c.model.layers},
-      {"ffn_width", c.model.ffn_width},
-      {"causal", c.model.causal},
-      {"length", c.length},
-      {"batch", c.batch},
-      {"steps", c.steps},
-      {"warmup", c.warmup},
-      {"lr", c.lr},
-      {"weight_decay", c.weight_decay},
-      {"clip", c.clip},
-      {"seed", c.seed},
-      {"eval_every", c.eval_every},
-      {"eval_sequences", c.eval_sequences},
-      {"max_length", c.max_length},
-  };
-  return j.dump(2);
+namespace {
+
+// Every field of TrainConfig with its JSON key, in one place: writing, reading and the check
+// for unknown keys all go through this list, so that a new field is one new line. The model's
+// fields stand at the top level, as in every run.json and checkpoint written so far.
+template <class Config, class Visit>
+void for_each_field(Config& c, Visit&& visit) {
+  visit("task", c.task);
+  visit("task_options", c.task_options);
+  visit("encoding", c.encoding);
+  visit("encoding_options", c.encoding_options);
+  visit("vocab", c.model.vocab);
+  visit("width", c.model.width);
+  visit("heads", c.model.heads);
+  visit("layers", c.model.layers);
+  visit("ffn_width", c.model.ffn_width);
+  visit("causal", c.model.causal);
+  visit("length", c.length);
+  visit("batch", c.batch);
+  visit("steps", c.steps);
+  visit("warmup", c.warmup);
+  visit("lr", c.lr);
+  visit("weight_decay", c.weight_decay);
+  visit("clip", c.clip);
+  visit("seed", c.seed);
+  visit("eval_every", c.eval_every);
+  visit("eval_sequences", c.eval_sequences);
+  visit("max_length", c.max_length);
 }
+
+}  // namespace
+
+void to_json(nlohmann::json& j, const TrainConfig& c) {
+  j = nlohmann::json::object();
+  for_each_field(c, [&](const char* key, const auto& value) { j[key] = value; });
+}
+
+void from_json(const nlohmann::json& j, TrainConfig& c) {
+  ag::check(j.is_object(), "TrainConfig", "expected a JSON object, got ", j.type_name());
+  std::size_t known = 0;
+  try {
+    for_each_field(c, [&](const char* key, auto& value) {
+      if (const auto it = j.find(key); it != j.end()) {
+        it->get_to(value);
+        ++known;
+      }
+    });
+  } catch (const nlohmann::json::exception& e) {
+    throw ag::Error(std::string("TrainConfig: a value has the wrong type (") + e.what() + ")");
+  }
+  if (known == j.size()) return;  // a missing key keeps its default
+  const TrainConfig defaults;
+  for (const auto& [key, value] : j.items()) {
+    bool found = false;
+    for_each_field(defaults, [&](const char* name, const auto&) { found = found || key == name; });
+    ag::check(found, "TrainConfig", "unknown key '", key, "'");
+  }
+}
+
+std::string config_to_json(const TrainConfig& config) { return nlohmann::json(config).dump(2); }
 
 TrainConfig config_from_json(const std::string& text) {
   nlohmann::json j;
@@ -219,38 +257,9 @@ TrainConfig config_from_json(const std::string& text) {
   } catch (const nlohmann::json::exception& e) {
     throw ag::Error(std::string("config_from_json: not valid JSON (") + e.what() + ")");
   }
-  ag::check(j.is_object(), "config_from_json", "expected a JSON object");
-  TrainConfig c;
-  try {
-    for (const auto& [key, value] : j.items()) {
-      if (key == "task") c.task = value;
-      else if (key == "task_options") c.task_options = value.get<TaskOptions>();
-      else if (key == "encoding") c.encoding = value;
-      else if (key == "encoding_options") c.encoding_options = value.get<std::map<std::string, std::string>>();
-      else if (key == "vocab") c.model.vocab = value;
-      else if (key == "width") c.model.width = value;
-      else if (key == "heads") c.model.heads = value;
-      else if (key == "layers") c.model.layers = value;
-      else if (key == "ffn_width") c.model.ffn_width = value;
-      else if (key == "causal") c.model.causal = value;
-      else if (key == "length") c.length = value;
-      else if (key == "batch") c.batch = value;
-      else if (key == "steps") c.steps = value;
-      else if (key == "warmup") c.warmup = value;
-      else if (key == "lr") c.lr = value;
-      else if (key == "weight_decay") c.weight_decay = value;
-      else if (key == "clip") c.clip = value;
-      else if (key == "seed") c.seed = value;
-      else if (key == "eval_every") c.eval_every = value;
-      else if (key == "eval_sequences") c.eval_sequences = value;
-      else if (key == "max_length") c.max_length = value;
-      else throw ag::Error("config_from_json: unknown key '" + key + "'");
-    }
-  } catch (const nlohmann::json::exception& e) {
-    throw ag::Error(std::string("config_from_json: a value has the wrong type (") + e.what() + ")");
-  }
-  c.validate();
-  return c;
+  TrainConfig config = j.get<TrainConfig>();
+  config.validate();
+  return config;
 }
 
 }  // namespace pe

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,7 @@ struct TrainConfig {
   std::int64_t eval_sequences = 256;
   std::int64_t max_length = 0;  ///< longest sequence the encoding must handle; 0: length
 
-  /// Throws ag::Error naming the first field with a bad value.
+  /// The one check of every field: throws ag::Error naming the first field with a bad value.
   void validate() const;
 };
 
@@ -89,7 +90,14 @@ class Trainer {
   double seconds_ = 0;
 };
 
-/// The configuration as JSON text and back (unknown keys are errors).
+/// The configuration as JSON (nlohmann's to_json/from_json pair, so `json(config)` and
+/// `j.get<TrainConfig>()` work): one key per field, the model's fields at the top level.
+/// Reading keeps the default of a missing key; an unknown key or a value of the wrong type is
+/// an ag::Error. Reading does not validate: config_from_json does.
+void to_json(nlohmann::json& j, const TrainConfig& config);
+void from_json(const nlohmann::json& j, TrainConfig& config);
+
+/// The configuration as JSON text, and back (then validated).
 std::string config_to_json(const TrainConfig& config);
 TrainConfig config_from_json(const std::string& text);
 

@@ -1,6 +1,6 @@
 // Chapter 0's experiment: the autograd library trains a small MLP to separate two spirals.
 //
-//   ch00_experiment [--steps N] [--seed S] [--out DIR]
+//   ch00_experiment [--steps N] [--seed S] [--out DIR]   (--help for more)
 //
 // Prints "step  loss  accuracy" every steps/10 steps and after the last one, then a table of
 // finite-difference errors in float32 and float64 (why gradcheck uses float64), and writes
@@ -18,6 +18,7 @@
 
 #include "ag/graphviz.hpp"
 #include "ag/optim.hpp"
+#include "command_line.hpp"
 #include "mlp.hpp"
 #include "spirals.hpp"
 
@@ -28,45 +29,6 @@ struct Options {
   std::uint64_t seed = 0;
   std::string out = "results/ch00";
 };
-
-const char* const kUsage = "usage: ch00_experiment [--steps N] [--seed S] [--out DIR]";
-
-// Returns false (after printing why) when the command line is not understood.
-bool parse(int argc, char** argv, Options& options) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") {
-      std::cout << kUsage << "\n";
-      std::exit(0);
-    }
-    if (flag != "--steps" && flag != "--seed" && flag != "--out") {
-      std::cerr << "ch00_experiment: unknown option '" << flag << "'. " << kUsage << "\n";
-      return false;
-    }
-    if (i + 1 >= argc) {
-      std::cerr << "ch00_experiment: " << flag << " needs a value. " << kUsage << "\n";
-      return false;
-    }
-    const std::string value = argv[++i];
-    try {
-      std::size_t used = 0;
-      if (flag == "--steps") options.steps = std::stol(value, &used);
-      if (flag == "--seed") options.seed = std::stoull(value, &used);
-      if (flag == "--out") {
-        options.out = value;
-        used = value.size();
-      }
-      if (used != value.size() || value.empty() || (flag == "--steps" && options.steps < 1))
-        throw std::invalid_argument(value);
-    } catch (const std::exception&) {
-      std::cerr << "ch00_experiment: bad value '" << value << "' for " << flag
-                << " (expected " << (flag == "--out" ? "a directory" : "a positive integer")
-                << ")\n";
-      return false;
-    }
-  }
-  return true;
-}
 
 // Why gradient checks run in float64: the central difference of tanh at x = 0.5, computed
 // the way gradcheck does it (perturb the stored value, difference, divide by 2 eps), against
@@ -91,7 +53,16 @@ void print_difference_errors() {
 
 int main(int argc, char** argv) {
   Options options;
-  if (!parse(argc, argv, options)) return 2;
+  CLI::App app{"Chapter 0: the autograd library trains a small MLP to separate two spirals.",
+               "ch00_experiment"};
+  app.add_option("--steps", options.steps, "training steps")
+      ->capture_default_str()
+      ->check(pe::integer_at_least(1));
+  app.add_option("--seed", options.seed, "random seed (data and weights)")
+      ->capture_default_str()
+      ->check(pe::integer_at_least(0));
+  app.add_option("--out", options.out, "folder for loss.csv and graph.dot")->capture_default_str();
+  if (const auto status = pe::parse_command_line(app, argc, argv)) return *status;
   try {
     std::filesystem::create_directories(options.out);
     const std::string csv_path = options.out + "/loss.csv";

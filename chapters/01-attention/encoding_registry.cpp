@@ -1,6 +1,7 @@
 #include "encoding_registry.hpp"
 
 #include <algorithm>
+#include <charconv>
 
 namespace pe {
 
@@ -22,9 +23,17 @@ std::string known_names() {
 }  // namespace
 
 void register_encoding(EncodingEntry entry) {
-  for (const auto& existing : entries())
-    ag::check(existing.name != entry.name, "register_encoding", "'", entry.name,
-              "' is registered twice");
+  for (const auto& existing : entries()) {
+    if (existing.name != entry.name) continue;
+    // Each lambda has a type of its own: the same factory type is the same register call.
+    const bool same = existing.chapter == entry.chapter &&
+                      existing.description == entry.description &&
+                      existing.option_names == entry.option_names &&
+                      existing.make.target_type() == entry.make.target_type();
+    ag::check(same, "register_encoding", "'", entry.name, "' is already registered (chapter ",
+              existing.chapter, ") with a different definition");
+    return;
+  }
   entries().push_back(std::move(entry));
 }
 
@@ -54,6 +63,30 @@ double number_option(const EncodingSpec& spec, const std::string& encoding,
   } catch (const std::exception&) {
   }
   throw ag::Error(encoding + ": option " + key + " must be a number, got '" + it->second + "'");
+}
+
+std::int64_t integer_option(const EncodingSpec& spec, const std::string& encoding,
+                            const std::string& key, std::int64_t fallback, std::int64_t low,
+                            std::int64_t high) {
+  const auto it = spec.options.find(key);
+  if (it == spec.options.end()) return fallback;
+  const std::string& text = it->second;
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < low || value > high)
+    throw ag::Error(encoding + ": option " + key + " must be a whole number from " +
+                    std::to_string(low) + " to " + std::to_string(high) + ", got '" + text + "'");
+  return value;
+}
+
+bool bool_option(const EncodingSpec& spec, const std::string& encoding, const std::string& key,
+                 bool fallback) {
+  const auto it = spec.options.find(key);
+  if (it == spec.options.end()) return fallback;
+  if (it->second == "true" || it->second == "1") return true;
+  if (it->second == "false" || it->second == "0") return false;
+  throw ag::Error(encoding + ": option " + key + " must be true, false, 1 or 0, got '" +
+                  it->second + "'");
 }
 
 }  // namespace pe

@@ -28,7 +28,10 @@ struct EncodingEntry {
   EncodingFactory make;
 };
 
-/// Adds an encoding; registering a name twice is an error.
+/// Adds an encoding. Registering the same entry again (same name, chapter, description,
+/// options and factory: a chapter's register function called twice) changes nothing, so that
+/// programs and tests call register functions without keeping count; a different entry under
+/// a name already taken is an error.
 void register_encoding(EncodingEntry entry);
 /// Builds a registered encoding. An unknown name, or an option the encoding does not know,
 /// is an error that lists what is known.
@@ -41,5 +44,21 @@ std::vector<EncodingEntry> registered_encodings();
 /// an error naming the encoding, the option and the value.
 double number_option(const EncodingSpec& spec, const std::string& encoding,
                      const std::string& key, double fallback);
+
+/// The largest value an option that sizes a table (rows, distances, buckets) may take: a
+/// bound against typing mistakes, far above what any experiment here uses.
+constexpr std::int64_t kLargestTableOption = 1'000'000;
+
+/// The whole-number option `key` of spec (fallback when absent), from low to high. A value
+/// that is not a whole number ("16.5", "12abc", ""), or out of range, is an error naming the
+/// encoding, the option and the value: a table cannot have 16.5 rows.
+std::int64_t integer_option(const EncodingSpec& spec, const std::string& encoding,
+                            const std::string& key, std::int64_t fallback, std::int64_t low,
+                            std::int64_t high);
+
+/// The yes/no option `key` of spec (fallback when absent): "true" or "1", "false" or "0";
+/// anything else is an error naming the encoding, the option and the value.
+bool bool_option(const EncodingSpec& spec, const std::string& encoding, const std::string& key,
+                 bool fallback);
 
 }  // namespace pe

@@ -1,13 +1,14 @@
 // Chapter 1's experiment: without positions and without the causal mask, attention cannot
 // tell "dog bites man" from "man bites dog"; with the mask it can.
 //
-//   ch01_experiment [--seed S] [--trials N]
+//   ch01_experiment [--seed S] [--trials N]   (--help for more)
 #include <cmath>
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
 #include <string>
 
+#include "command_line.hpp"
 #include "decoder.hpp"
 #include "permutation.hpp"
 
@@ -19,22 +20,6 @@ struct Options {
   std::uint64_t seed = 1;
   int trials = 100;
 };
-
-Options parse(int argc, char** argv) {
-  Options options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "--seed") options.seed = std::stoull(value());
-    else if (arg == "--trials") options.trials = std::stoi(value());
-    else throw std::invalid_argument("unknown option '" + arg + "' (expected --seed or --trials)");
-  }
-  if (options.trials < 1) throw std::invalid_argument("--trials must be at least 1");
-  return options;
-}
 
 // Hidden states [1, T, C] of the last block for a sentence of word ids.
 Tensor encode(pe::Decoder& model, const std::vector<std::int64_t>& words) {
@@ -95,12 +80,16 @@ void random_permutations(bool causal, const Options& options) {
 
 int main(int argc, char** argv) {
   Options options;
-  try {
-    options = parse(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "ch01_experiment: " << e.what() << "\n";
-    return 2;
-  }
+  CLI::App app{"Chapter 1: without positions and without the causal mask, attention cannot tell "
+               "\"dog bites man\" from \"man bites dog\".",
+               "ch01_experiment"};
+  app.add_option("--seed", options.seed, "random seed (weights and shuffles)")
+      ->capture_default_str()
+      ->check(pe::integer_at_least(0));
+  app.add_option("--trials", options.trials, "random shuffles of 32 letters")
+      ->capture_default_str()
+      ->check(pe::integer_at_least(1));
+  if (const auto status = pe::parse_command_line(app, argc, argv)) return *status;
   std::cout << "Untrained reference decoder (1 layer, 1 head, width 256, feed-forward 1024), "
                "no positional encoding, seed "
             << options.seed << ", float32.\n\n";

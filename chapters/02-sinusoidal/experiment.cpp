@@ -1,7 +1,7 @@
 // Chapter 2's experiment: the sinusoidal table and its properties as figures, then the
 // reference model trained with it on ShiftK and AlternatingChar.
 //
-//   ch02_experiment [--steps N] [--seed S] [--out DIR]
+//   ch02_experiment [--steps N] [--seed S] [--out DIR] [--retrain]   (--help for more)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -81,14 +81,15 @@ std::vector<pe::Series> dot_product_series(std::int64_t offsets) {
 
 }  // namespace
 
+// What --help says.
+constexpr const char* kAbout =
+    "Chapter 2: the sinusoidal table and its properties as figures, then the reference "
+    "model trained with it.";
+
 int main(int argc, char** argv) {
-  pe::ChapterOptions options;
-  try {
-    options = pe::parse_chapter_options(argc, argv, "results/ch02");
-  } catch (const std::exception& e) {
-    std::cerr << "ch02_experiment: " << e.what() << "\n";
-    return 2;
-  }
+  pe::ChapterOptions options{.out = "results/ch02"};
+  if (auto status = pe::parse_chapter_options(argc, argv, "ch02_experiment", kAbout, options))
+    return *status;
   try {
     pe::register_chapter_encodings();
     std::filesystem::create_directories(options.out);

@@ -2,7 +2,7 @@
 // ShiftK and AlternatingChar, then what the table learned: the table itself and the cosine
 // similarity between its rows, next to the same picture for the untrained table.
 //
-//   ch03_experiment [--steps N] [--seed S] [--out DIR]
+//   ch03_experiment [--steps N] [--seed S] [--out DIR] [--retrain]   (--help for more)
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -80,14 +80,15 @@ Tensor position_table(pe::Trainer& trainer) {
 
 }  // namespace
 
+// What --help says.
+constexpr const char* kAbout =
+    "Chapter 3: the reference model trained with a learned position table, then what the "
+    "table learned.";
+
 int main(int argc, char** argv) {
-  pe::ChapterOptions options;
-  try {
-    options = pe::parse_chapter_options(argc, argv, "results/ch03");
-  } catch (const std::exception& e) {
-    std::cerr << "ch03_experiment: " << e.what() << "\n";
-    return 2;
-  }
+  pe::ChapterOptions options{.out = "results/ch03"};
+  if (auto status = pe::parse_chapter_options(argc, argv, "ch03_experiment", kAbout, options))
+    return *status;
   try {
     pe::register_chapter_encodings();
     std::filesystem::create_directories(options.out);

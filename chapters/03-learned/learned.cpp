@@ -41,18 +41,8 @@ void register_ch03_encodings() {
                      "a trainable table of one vector per position, added to the embeddings",
                      {"max_len"},
                      [](const EncodingSpec& spec, ag::Rng& rng) {
-                       std::int64_t max_len = spec.max_length;
-                       if (auto it = spec.options.find("max_len"); it != spec.options.end()) {
-                         std::size_t used = 0;
-                         try {
-                           max_len = std::stoll(it->second, &used);
-                         } catch (const std::exception&) {
-                           used = 0;
-                         }
-                         if (used != it->second.size() || it->second.empty())
-                           throw ag::Error("learned: option max_len must be an integer, got '" +
-                                           it->second + "'");
-                       }
+                       const std::int64_t max_len = integer_option(
+                           spec, "learned", "max_len", spec.max_length, 1, kLargestTableOption);
                        return std::make_shared<LearnedEncoding>(max_len, spec.model.width, rng,
                                                                 0.02, spec.dtype);
                      }});

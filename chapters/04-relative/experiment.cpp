@@ -2,7 +2,7 @@
 // clipped index matrix and T5's buckets, then the reference model trained with shaw, xl and
 // t5 on ShiftK and AlternatingChar, and the T5 biases it learned.
 //
-//   ch04_experiment [--steps N] [--seed S] [--out DIR]
+//   ch04_experiment [--steps N] [--seed S] [--out DIR] [--retrain]   (--help for more)
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -10,15 +10,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
-#include <optional>
 #include <string>
 
 #include "chapter_options.hpp"
 #include "chapter_registry.hpp"
 #include "encoding_registry.hpp"
 #include "figures.hpp"
+#include "reference_runs.hpp"
 #include "relative_encodings.hpp"
-#include "run.hpp"
 
 using ag::Tensor;
 
@@ -101,18 +100,6 @@ void index_and_bucket_figure(const std::string& path) {
   pe::write_heatmaps(path, {shaw, t5}, "Which learned row each (query, key) pair uses, T = 40", 2);
 }
 
-// The run of `encoding` on `task`: reused if it finished before with this exact
-// configuration (unless --retrain), trained otherwise.
-pe::RunSummary run_or_reuse(const pe::TrainConfig& config, const std::string& dir, bool retrain) {
-  if (auto done = retrain ? std::nullopt : pe::load_finished_run(config, dir)) {
-    std::printf("reusing the finished run in %s\n", dir.c_str());
-    return *done;
-  }
-  pe::RunOptions where;
-  where.out_dir = dir;
-  return pe::run_training(config, where);
-}
-
 // [t5-learned]
 // The learned T5 bias of a trained run against the distance n = i - j: the last row of the
 // [H, L, L] bias (query L-1, keys L-1-n), head 0.
@@ -133,42 +120,34 @@ pe::Series learned_t5_bias(const std::string& run_dir, const std::string& label)
 
 }  // namespace
 
+// What --help says.
+constexpr const char* kAbout =
+    "Chapter 4: the cost of Shaw's pairwise tensors, Shaw's index and T5's buckets, then "
+    "the reference model trained with shaw, xl and t5.";
+
 int main(int argc, char** argv) {
-  pe::ChapterOptions options;
-  try {
-    options = pe::parse_chapter_options(argc, argv, "results/ch04");
-  } catch (const std::exception& e) {
-    std::cerr << "ch04_experiment: " << e.what() << "\n";
-    return 2;
-  }
+  pe::ChapterOptions options{.out = "results/ch04"};
+  if (auto status = pe::parse_chapter_options(argc, argv, "ch04_experiment", kAbout, options))
+    return *status;
   try {
     pe::register_chapter_encodings();
     std::filesystem::create_directories(options.out);
     index_and_bucket_figure(options.out + "/index_and_buckets.png");
     memory_experiment(options.out);
 
-    std::vector<std::string> lines;
-    std::vector<pe::Series> t5_curves;
+    std::vector<pe::PlannedRun> planned;  // folders named <encoding>_<task>
     for (const std::string encoding : {"shaw", "xl", "t5"})
-      for (const std::string task : {"shiftk", "alternating"}) {
-        pe::TrainConfig config;  // the reference run: 1 layer, 1 head, width 256, length 32
-        config.task = task;
-        config.encoding = encoding;
-        config.steps = options.steps;
-        config.seed = options.seed;
-        const std::string dir = options.out + "/" + encoding + "_" + task;
-        const pe::RunSummary summary = run_or_reuse(config, dir, options.retrain);
-        const pe::Evaluation& e = summary.final.at(config.length);
-        char line[200];
-        std::snprintf(line, sizeof line,
-                      "%-5s %-12s %5ld steps  seed %lu  accuracy %.4f  loss %.4f  (%.0f s)",
-                      encoding.c_str(), task.c_str(), long(options.steps),
-                      (unsigned long)options.seed, e.accuracy, e.loss, summary.train_seconds);
-        lines.push_back(line);
-        if (encoding == "t5") t5_curves.push_back(learned_t5_bias(dir, "trained on " + task));
-      }
+      for (const std::string task : {"shiftk", "alternating"})
+        planned.push_back({pe::reference_config(encoding, task, options),
+                           options.out + "/" + encoding + "_" + task});
+    const auto runs = pe::run_or_reuse(planned, !options.retrain);
     std::printf("\nheld-out token accuracy (256 sequences of 32), reference model:\n");
-    for (const auto& line : lines) std::printf("%s\n", line.c_str());
+    std::vector<pe::Series> t5_curves;
+    for (const auto& run : runs) {
+      std::printf("%s\n", pe::result_line(run).c_str());
+      if (run.config.encoding == "t5")
+        t5_curves.push_back(learned_t5_bias(run.summary.out_dir, "trained on " + run.config.task));
+    }
 
     pe::write_line_plot(options.out + "/t5_learned_bias.png", t5_curves,
                         "T5 bias learned by the reference model (head 0); training saw n <= 31",

@@ -1,21 +1,10 @@
 #include "relative_encodings.hpp"
 
-#include <cmath>
-
 #include "encoding_registry.hpp"
 
 namespace pe {
 
 namespace {
-
-// number_option, and the value must be a whole number: a table cannot have 16.5 rows.
-std::int64_t integer_option(const EncodingSpec& spec, const std::string& encoding,
-                            const std::string& key, std::int64_t fallback) {
-  const double value = number_option(spec, encoding, key, double(fallback));
-  ag::check(std::isfinite(value) && value == std::floor(value) && std::abs(value) < 1e15,
-            encoding.c_str(), "option ", key, " must be a whole number, got ", value);
-  return static_cast<std::int64_t>(value);
-}
 
 std::int64_t head_width_of(const EncodingSpec& spec, const char* encoding) {
   ag::check(spec.model.heads > 0 && spec.model.width % spec.model.heads == 0, encoding, "width ",
@@ -33,7 +22,8 @@ void register_ch04_encodings() {
                      "(in the scores) and to values",
                      {"max_distance"},
                      [](const EncodingSpec& spec, ag::Rng&) {
-                       const std::int64_t k = integer_option(spec, "shaw", "max_distance", 16);
+                       const std::int64_t k =
+                           integer_option(spec, "shaw", "max_distance", 16, 1, kLargestTableOption);
                        return std::make_shared<ShawEncoding>(k, head_width_of(spec, "shaw"), 0.02,
                                                              spec.dtype);
                      }});
@@ -55,11 +45,11 @@ void register_ch04_encodings() {
        {"buckets", "max_distance", "bidirectional"},
        [](const EncodingSpec& spec, ag::Rng& rng) {
          T5BucketOptions options;
-         options.buckets = integer_option(spec, "t5", "buckets", options.buckets);
-         options.max_distance = integer_option(spec, "t5", "max_distance", options.max_distance);
-         const std::int64_t both = integer_option(spec, "t5", "bidirectional", 0);
-         ag::check(both == 0 || both == 1, "t5", "option bidirectional must be 0 or 1, got ", both);
-         options.bidirectional = both == 1;
+         options.buckets =
+             integer_option(spec, "t5", "buckets", options.buckets, 2, kLargestTableOption);
+         options.max_distance = integer_option(spec, "t5", "max_distance", options.max_distance,
+                                               1, kLargestTableOption);
+         options.bidirectional = bool_option(spec, "t5", "bidirectional", false);
          return std::make_shared<T5Encoding>(spec.model.heads, options, rng, 0.02, spec.dtype);
        }});
 }

@@ -1,7 +1,7 @@
 // Chapter 5's experiment: RoPE's angles and the decay of q.k with distance, then the
 // reference model trained with RoPE on ShiftK and AlternatingChar.
 //
-//   ch05_experiment [--steps N] [--seed S] [--out DIR] [--retrain]
+//   ch05_experiment [--steps N] [--seed S] [--out DIR] [--retrain]   (--help for more)
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -57,14 +57,15 @@ pe::Series decay_series(std::int64_t d, std::int64_t distances) {
 
 }  // namespace
 
+// What --help says.
+constexpr const char* kAbout =
+    "Chapter 5: RoPE's angles and the decay of q.k with distance, then the reference model "
+    "trained with RoPE.";
+
 int main(int argc, char** argv) {
-  pe::ChapterOptions options;
-  try {
-    options = pe::parse_chapter_options(argc, argv, "results/ch05");
-  } catch (const std::exception& e) {
-    std::cerr << "ch05_experiment: " << e.what() << "\n";
-    return 2;
-  }
+  pe::ChapterOptions options{.out = "results/ch05"};
+  if (auto status = pe::parse_chapter_options(argc, argv, "ch05_experiment", kAbout, options))
+    return *status;
   try {
     pe::register_chapter_encodings();
     std::filesystem::create_directories(options.out);

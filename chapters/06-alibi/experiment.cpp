@@ -1,7 +1,7 @@
 // Chapter 6's experiment: ALiBi's slopes and biases, then the reference model (1 head) and an
 // 8-head variant trained with ALiBi on ShiftK and AlternatingChar.
 //
-//   ch06_experiment [--steps N] [--seed S] [--out DIR] [--retrain]
+//   ch06_experiment [--steps N] [--seed S] [--out DIR] [--retrain]   (--help for more)
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -64,14 +64,15 @@ void weight_factor_figure(std::int64_t heads, const std::string& path) {
 
 }  // namespace
 
+// What --help says.
+constexpr const char* kAbout =
+    "Chapter 6: ALiBi's slopes and biases, then the reference model (1 and 8 heads) trained"
+    " with ALiBi.";
+
 int main(int argc, char** argv) {
-  pe::ChapterOptions options;
-  try {
-    options = pe::parse_chapter_options(argc, argv, "results/ch06");
-  } catch (const std::exception& e) {
-    std::cerr << "ch06_experiment: " << e.what() << "\n";
-    return 2;
-  }
+  pe::ChapterOptions options{.out = "results/ch06"};
+  if (auto status = pe::parse_chapter_options(argc, argv, "ch06_experiment", kAbout, options))
+    return *status;
   try {
     pe::register_chapter_encodings();
     std::filesystem::create_directories(options.out);

@@ -2,7 +2,7 @@
 // AlternatingChar (1 layer), and on ShiftK with 8 layers; accuracy curves, attention
 // heatmaps, and a linear probe of position at every depth of the trained models.
 //
-//   ch07_experiment [--steps N] [--seed S] [--out DIR] [--retrain]
+//   ch07_experiment [--steps N] [--seed S] [--out DIR] [--retrain]   (--help for more)
 //
 // A run whose folder already holds a finished run of exactly the same configuration (run.json
 // and checkpoint.agt) is loaded instead of trained again, and the output says so; --retrain
@@ -33,14 +33,15 @@ pe::Series accuracy_curve(const pe::Trainer& trainer, const std::string& label) 
 
 }  // namespace
 
+// What --help says.
+constexpr const char* kAbout =
+    "Chapter 7: the reference model with no positional encoding (1 and 8 layers), and a "
+    "linear probe of position at every depth.";
+
 int main(int argc, char** argv) {
-  pe::ChapterOptions options;
-  try {
-    options = pe::parse_chapter_options(argc, argv, "results/ch07");
-  } catch (const std::exception& e) {
-    std::cerr << "ch07_experiment: " << e.what() << "\n";
-    return 2;
-  }
+  pe::ChapterOptions options{.out = "results/ch07"};
+  if (auto status = pe::parse_chapter_options(argc, argv, "ch07_experiment", kAbout, options))
+    return *status;
   try {
     pe::register_chapter_encodings();
     std::filesystem::create_directories(options.out);

@@ -98,6 +98,10 @@ TEST(Cli, ResumeContinuesASavedRun) {
   EXPECT_EQ(run_json["history"].back()["step"], 6);
   expect_one_line_error(run("train --resume " + dir + "/a/checkpoint.agt --steps 2 --quiet --out " + dir + "/c"),
                         "done 4");
+  // The configuration comes from the checkpoint: an option that would be ignored is refused.
+  expect_one_line_error(
+      run("train --resume " + dir + "/a/checkpoint.agt --layers 3 --quiet --out " + dir + "/d"),
+      "--layers");
 }
 
 // `pe table --reuse` takes a finished run with the same configuration and retrains one whose
@@ -148,7 +152,7 @@ TEST(Cli, InspectRotatesAGivenVectorAtGivenPositions) {
 }
 
 TEST(Cli, InspectPrintsJson) {
-  const Outcome o = run("inspect none --json --length 4 --dim 8");
+  const Outcome o = run("inspect none --length 4 --dim 8");
   ASSERT_EQ(o.exit_code, 0) << o.output;
   const auto j = nlohmann::json::parse(o.output);
   EXPECT_EQ(j["encoding"], "none");
@@ -161,11 +165,12 @@ TEST(Cli, BadCommandLinesGetOneLineErrors) {
   expect_one_line_error(run("train --bogus 3"), "bogus");
   expect_one_line_error(run("train --steps abc"), "abc");
   expect_one_line_error(run("train --heads 0"), "heads");
+  expect_one_line_error(run("train --heads 65"), "heads");  // TrainConfig::validate's bound
   expect_one_line_error(run(std::string(kTinyRun) + " --encoding nonsense"), "nonsense");
   expect_one_line_error(run(std::string(kTinyRun) + " --task nonsense"), "nonsense");
   expect_one_line_error(run(std::string(kTinyRun) + " --heads 3"), "divisible");
   expect_one_line_error(run(std::string(kTinyRun) + " --option base"), "key=value");
-  expect_one_line_error(run("inspect nonsense --json"), "nonsense");
+  expect_one_line_error(run("inspect nonsense"), "nonsense");
   expect_one_line_error(run("inspect none --option base=10"), "base");
 }
 

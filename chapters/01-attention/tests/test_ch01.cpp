@@ -208,3 +208,54 @@ TEST(Ch01Registry, NoneIsRegisteredAndUnknownNamesAreErrors) {
   EXPECT_THROW(make_encoding("none", spec, rng), ag::Error);
   EXPECT_THROW(register_encoding({"none", "01", "again", {}, nullptr}), ag::Error);
 }
+
+// A register function called twice (a program's registry and its tests both call it) changes
+// nothing; another definition under a name already taken is still an error.
+TEST(Ch01Registry, RegisteringTheSameEntryAgainIsANoOp) {
+  auto register_twin = [] {
+    register_encoding({"ch01-test-twin", "01", "the same entry, registered by one call site",
+                       {"x"}, [](const EncodingSpec&, ag::Rng&) {
+                         return std::make_shared<NoEncoding>();
+                       }});
+  };
+  register_twin();
+  const std::size_t count = registered_encodings().size();
+  EXPECT_NO_THROW(register_twin());
+  EXPECT_EQ(registered_encodings().size(), count);
+  // same name and text, but another factory (another lambda)
+  EXPECT_THROW(register_encoding({"ch01-test-twin", "01",
+                                  "the same entry, registered by one call site", {"x"},
+                                  [](const EncodingSpec&, ag::Rng&) {
+                                    return std::make_shared<NoEncoding>();
+                                  }}),
+               ag::Error);
+  EXPECT_EQ(registered_encodings().size(), count);
+}
+
+TEST(Ch01Registry, IntegerAndBooleanOptionsReadWholeValuesOnly) {
+  EncodingSpec spec;
+  spec.options = {{"rows", "16"}, {"yes", "true"}, {"one", "1"}, {"no", "false"}, {"zero", "0"}};
+  EXPECT_EQ(integer_option(spec, "demo", "rows", 4, 1, 100), 16);
+  EXPECT_EQ(integer_option(spec, "demo", "absent", 4, 1, 100), 4);
+  EXPECT_TRUE(bool_option(spec, "demo", "yes", false));
+  EXPECT_TRUE(bool_option(spec, "demo", "one", false));
+  EXPECT_FALSE(bool_option(spec, "demo", "no", true));
+  EXPECT_FALSE(bool_option(spec, "demo", "zero", true));
+  EXPECT_TRUE(bool_option(spec, "demo", "absent", true));
+  for (const char* bad : {"16.5", "12abc", "", " 3", "0", "101", "99999999999999999999"}) {
+    spec.options["rows"] = bad;
+    try {
+      integer_option(spec, "demo", "rows", 4, 1, 100);
+      ADD_FAILURE() << "'" << bad << "' was accepted";
+    } catch (const ag::Error& e) {  // names the encoding, the option and the value
+      const std::string message = e.what();
+      EXPECT_NE(message.find("demo"), std::string::npos) << message;
+      EXPECT_NE(message.find("rows"), std::string::npos) << message;
+      EXPECT_NE(message.find("'" + std::string(bad) + "'"), std::string::npos) << message;
+    }
+  }
+  for (const char* bad : {"yes", "2", "True", ""}) {
+    spec.options["yes"] = bad;
+    EXPECT_THROW(bool_option(spec, "demo", "yes", false), ag::Error) << bad;
+  }
+}

@@ -1,5 +1,5 @@
-// Shared by chapter 4's test files: registration once per binary, encodings and attention
-// parts for the small test decoder, and the scores as attention computes them.
+// Shared by chapter 4's test files: encodings and attention parts for the small test decoder,
+// and the scores as attention computes them.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -19,12 +19,6 @@ namespace pe::ch04_test {
 
 constexpr auto f64 = ag::Dtype::f64;
 
-inline void ensure_registered() {
-  static bool done = false;
-  if (!done) register_ch04_encodings();
-  done = true;
-}
-
 /// Redraws every parameter of `module` from N(0, 0.5^2): larger than the 0.02 of training, so
 /// that position terms are far from zero in checks.
 inline void spread(ag::Module& module, std::uint64_t seed) {
@@ -36,7 +30,7 @@ inline void spread(ag::Module& module, std::uint64_t seed) {
 /// its own parameters spread.
 inline std::shared_ptr<PositionalEncoding> make_small(
     const std::string& name, std::map<std::string, std::string> options = {}) {
-  ensure_registered();
+  register_ch04_encodings();  // again is a no-op
   EncodingSpec spec;
   spec.model = small_decoder_config();
   spec.options = std::move(options);

@@ -17,7 +17,7 @@ const char* const kEncodings[] = {"shaw", "xl", "t5"};
 }  // namespace
 
 TEST(Ch04Relative, RegisteredWithTheirOptions) {
-  ensure_registered();
+  register_ch04_encodings();
   for (const auto& [name, options] : std::vector<std::pair<std::string, std::vector<std::string>>>{
            {"shaw", {"max_distance"}},
            {"xl", {}},
@@ -150,7 +150,7 @@ TEST(Ch04Relative, CachedDecodingMatchesTheFullPass) {
 }
 
 TEST(Ch04Relative, OneBlockModelPassesGradcheckInFloat64) {
-  ensure_registered();
+  register_ch04_encodings();
   for (const char* name : kEncodings) {
     EncodingSpec spec;
     spec.model = small_decoder_config();

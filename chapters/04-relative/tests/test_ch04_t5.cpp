@@ -179,6 +179,13 @@ TEST(Ch04T5, OptionsThatMakeNoBucketFunctionAreErrors) {
   EXPECT_THROW(make_small("t5", {{"buckets", "1"}}), ag::Error);
   EXPECT_THROW(make_small("t5", {{"buckets", "31"}, {"bidirectional", "1"}}), ag::Error);
   EXPECT_THROW(make_small("t5", {{"bidirectional", "2"}}), ag::Error);
+  EXPECT_THROW(make_small("t5", {{"bidirectional", "yes"}}), ag::Error);
+  for (const char* yes : {"true", "1"}) {  // a yes/no option: true/false or 1/0
+    const auto t5 = std::dynamic_pointer_cast<T5Encoding>(
+        make_small("t5", {{"buckets", "8"}, {"bidirectional", yes}}));
+    ASSERT_TRUE(t5) << yes;
+    EXPECT_TRUE(t5->options().bidirectional) << yes;
+  }
   EXPECT_THROW(make_small("t5", {{"buckets", "16.5"}}), ag::Error);
   EXPECT_THROW(make_small("t5", {{"max_distance", "-4"}}), ag::Error);
   EXPECT_THROW(make_small("t5", {{"bucket", "8"}}), ag::Error);  // unknown option

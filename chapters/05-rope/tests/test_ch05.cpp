@@ -17,12 +17,6 @@ namespace {
 
 constexpr auto f64 = ag::Dtype::f64;
 
-void ensure_registered() {
-  static bool done = false;
-  if (!done) register_ch05_encodings();
-  done = true;
-}
-
 // small_decoder_config has heads of D = 8: four planes with four frequencies
 constexpr std::int64_t kHeadWidth = 8;
 
@@ -234,7 +228,7 @@ TEST(Ch05Rope, OneBlockModelPassesGradcheckInFloat64) {
 }
 
 TEST(Ch05Rope, RegisteredWithItsOptionsAndBadOptionsAreErrors) {
-  ensure_registered();
+  register_ch05_encodings();
   ag::Rng rng(13);
   EncodingSpec spec;
   spec.model = small_decoder_config();
