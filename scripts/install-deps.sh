@@ -3,6 +3,9 @@
 # Usage: scripts/install-deps.sh            (build, tests and benchmarks: the default build
 #                                            makes all three, so OpenBLAS is always in)
 #        scripts/install-deps.sh --docs     (also Doxygen, for the book; Graphviz is always in)
+#        scripts/install-deps.sh --fuzz     (also clang 14 and libFuzzer: the `fuzz` preset)
+#        scripts/install-deps.sh --qemu     (also qemu-user: the kernel tests on a CPU without AVX)
+#        Options combine; CI uses all of them but --docs.
 set -euo pipefail
 
 packages=(cmake g++ make libxtensor-dev libxsimd-dev xtl-dev libgtest-dev googletest
@@ -11,7 +14,9 @@ packages=(cmake g++ make libxtensor-dev libxsimd-dev xtl-dev libgtest-dev google
 for arg in "$@"; do
   case "$arg" in
     --docs) packages+=(doxygen) ;;
-    *) echo "install-deps.sh: unknown option '$arg' (expected --docs)" >&2; exit 2 ;;
+    --fuzz) packages+=(clang-14 libfuzzer-14-dev libomp-14-dev) ;;
+    --qemu) packages+=(qemu-user) ;;
+    *) echo "install-deps.sh: unknown option '$arg' (expected --docs, --fuzz or --qemu)" >&2; exit 2 ;;
   esac
 done
 
