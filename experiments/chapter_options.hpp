@@ -1,10 +1,16 @@
 // The options every encoding chapter's experiment takes: --steps N, --seed S, --out DIR,
-// --retrain (and --help), read with the book's one command-line helper (tools/cli).
+// --retrain (and --help), read with the book's one command-line helper (tools/cli), and the
+// frame around every such experiment.
 #pragma once
 #include <cstdint>
+#include <exception>
+#include <filesystem>
+#include <functional>
+#include <iostream>
 #include <optional>
 #include <string>
 
+#include "chapter_registry.hpp"
 #include "command_line.hpp"
 
 namespace pe {
@@ -36,6 +42,26 @@ inline std::optional<int> parse_chapter_options(int argc, char** argv, const std
                "train every run again, even one that finished in its folder with the same "
                "configuration");
   return parse_command_line(app, argc, argv);
+}
+
+/// The frame of an encoding chapter's experiment: reads its options (defaults from
+/// `defaults`), registers the encodings of the chapters up to this one, makes the output folder,
+/// runs `experiment`, and turns any error into one line on stderr and exit status 1.
+inline int run_chapter_experiment(int argc, char** argv, const std::string& program,
+                                  const std::string& description, ChapterOptions defaults,
+                                  const std::function<void(const ChapterOptions&)>& experiment) {
+  ChapterOptions options = std::move(defaults);
+  if (auto status = parse_chapter_options(argc, argv, program, description, options))
+    return *status;
+  try {
+    register_chapter_encodings();
+    std::filesystem::create_directories(options.out);
+    experiment(options);
+  } catch (const std::exception& e) {
+    std::cerr << program << ": " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace pe

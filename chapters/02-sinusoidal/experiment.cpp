@@ -86,34 +86,28 @@ constexpr const char* kAbout =
     "Chapter 2: the sinusoidal table and its properties as figures, then the reference "
     "model trained with it.";
 
-int main(int argc, char** argv) {
-  pe::ChapterOptions options{.out = "results/ch02"};
-  if (auto status = pe::parse_chapter_options(argc, argv, "ch02_experiment", kAbout, options))
-    return *status;
-  try {
-    pe::register_chapter_encodings();
-    std::filesystem::create_directories(options.out);
-    table_figure(options.out + "/sinusoidal_table.png");
-    dimension_figure(options.out + "/sinusoidal_dimensions.png");
-    const auto dots = dot_product_series(256);
-    pe::write_line_plot(options.out + "/sinusoidal_dot_product.png", dots,
-                        "PE(m) . PE(m + r), C = 256: the same curve from every start m",
-                        "offset r", "dot product");
-    double spread = 0;  // how far the curves for different m are apart
-    for (std::size_t r = 0; r < dots[0].y.size(); ++r)
-      for (const auto& s : dots) spread = std::max(spread, std::abs(s.y[r] - dots[0].y[r]));
-    std::printf("PE(m) . PE(m + r) for r = 0, 1, 4, 16, 64, 255: %.2f %.2f %.2f %.2f %.2f %.2f\n",
-                dots[0].y[0], dots[0].y[1], dots[0].y[4], dots[0].y[16], dots[0].y[64],
-                dots[0].y[255]);
-    std::printf("largest difference between the curves of m = 0, 100, 1000: %.2e\n", spread);
+void run(const pe::ChapterOptions& options) {
+  table_figure(options.out + "/sinusoidal_table.png");
+  dimension_figure(options.out + "/sinusoidal_dimensions.png");
+  const auto dots = dot_product_series(256);
+  pe::write_line_plot(options.out + "/sinusoidal_dot_product.png", dots,
+                      "PE(m) . PE(m + r), C = 256: the same curve from every start m",
+                      "offset r", "dot product");
+  double spread = 0;  // how far the curves for different m are apart
+  for (std::size_t r = 0; r < dots[0].y.size(); ++r)
+    for (const auto& s : dots) spread = std::max(spread, std::abs(s.y[r] - dots[0].y[r]));
+  std::printf("PE(m) . PE(m + r) for r = 0, 1, 4, 16, 64, 255: %.2f %.2f %.2f %.2f %.2f %.2f\n",
+              dots[0].y[0], dots[0].y[1], dots[0].y[4], dots[0].y[16], dots[0].y[64],
+              dots[0].y[255]);
+  std::printf("largest difference between the curves of m = 0, 100, 1000: %.2e\n", spread);
 
-    const auto runs = pe::train_reference_runs("sinusoidal", options);
-    pe::print_reference_runs(
-        "held-out token accuracy (256 sequences of 32), reference model with sinusoidal PE:", runs);
-    std::printf("figures and runs in %s/\n", options.out.c_str());
-  } catch (const std::exception& e) {
-    std::cerr << "ch02_experiment: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+  const auto runs = pe::train_reference_runs("sinusoidal", options);
+  pe::print_reference_runs(
+      "held-out token accuracy (256 sequences of 32), reference model with sinusoidal PE:", runs);
+  std::printf("figures and runs in %s/\n", options.out.c_str());
+}
+
+int main(int argc, char** argv) {
+  return pe::run_chapter_experiment(argc, argv, "ch02_experiment", kAbout,
+                                    {.out = "results/ch02"}, run);
 }

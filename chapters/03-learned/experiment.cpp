@@ -85,69 +85,63 @@ constexpr const char* kAbout =
     "Chapter 3: the reference model trained with a learned position table, then what the "
     "table learned.";
 
-int main(int argc, char** argv) {
-  pe::ChapterOptions options{.out = "results/ch03"};
-  if (auto status = pe::parse_chapter_options(argc, argv, "ch03_experiment", kAbout, options))
-    return *status;
+void run(const pe::ChapterOptions& options) {
+
+  // A table of 32 rows has no row 32: the error the reader meets at length 33.
+  ag::Rng rng(options.seed);
+  const pe::LearnedEncoding short_table(32, 256, rng);
   try {
-    pe::register_chapter_encodings();
-    std::filesystem::create_directories(options.out);
-
-    // A table of 32 rows has no row 32: the error the reader meets at length 33.
-    ag::Rng rng(options.seed);
-    const pe::LearnedEncoding short_table(32, 256, rng);
-    try {
-      short_table.embed(ag::zeros({1, 33, 256}), 0);
-    } catch (const ag::Error& e) {
-      std::printf("a sequence of 33 with max_len 32: %s\n", e.what());
-    }
-
-    const auto runs = pe::train_reference_runs("learned", options);
-    const std::int64_t length = runs.front().config.length;
-
-    // The untrained table, drawn exactly as the trainer draws it (same seed, same stream).
-    std::vector<pe::Heatmap> panels, table_panels;
-    {
-      pe::Trainer untrained(runs.front().config);  // drawn as the run drew it, before any step
-      const Tensor fresh = position_table(untrained);
-      const auto s = cosine_similarity(fresh);
-      panels.push_back(similarity_panel(s, length, "untrained (N(0, 0.02^2))"));
-      std::printf("\nuntrained: mean row length %.3f\n", mean_row_norm(fresh));
-      std::printf("untrained: mean cosine similarity of rows r apart, r = 1, 2, 4, 8, 16: "
-                  "%.3f %.3f %.3f %.3f %.3f\n",
-                  mean_similarity_at(s, length, 1), mean_similarity_at(s, length, 2),
-                  mean_similarity_at(s, length, 4), mean_similarity_at(s, length, 8),
-                  mean_similarity_at(s, length, 16));
-    }
-    for (const auto& run : runs) {
-      const Tensor table = position_table(*run.trainer);
-      const auto s = cosine_similarity(table);
-      std::printf("%-11s: mean row length %.3f\n", run.config.task.c_str(), mean_row_norm(table));
-      panels.push_back(similarity_panel(s, length, "trained on " + run.config.task));
-      std::printf("%-11s: mean cosine similarity of rows r apart, r = 1, 2, 4, 8, 16: "
-                  "%.3f %.3f %.3f %.3f %.3f\n",
-                  run.config.task.c_str(), mean_similarity_at(s, length, 1),
-                  mean_similarity_at(s, length, 2), mean_similarity_at(s, length, 4),
-                  mean_similarity_at(s, length, 8), mean_similarity_at(s, length, 16));
-      // The first 64 of the 256 columns: all of them would draw a strip too thin to read.
-      pe::Heatmap h = pe::heatmap_from(ag::slice(table, 1, 0, 64), "trained on " + run.config.task);
-      h.x_label = "dimension (0 .. 63 of 256)";
-      h.y_label = "position";
-      h.palette = pe::Palette::diverging;
-      table_panels.push_back(h);
-    }
-    pe::write_heatmaps(options.out + "/learned_table.png", table_panels,
-                       "the learned position table after training", 2);
-    pe::write_heatmaps(options.out + "/learned_similarity.png", panels,
-                       "cosine similarity between the rows of the position table", 3);
-
-    pe::print_reference_runs(
-        "held-out token accuracy (256 sequences of 32), reference model with a learned table:",
-        runs);
-    std::printf("figures and runs in %s/\n", options.out.c_str());
-  } catch (const std::exception& e) {
-    std::cerr << "ch03_experiment: " << e.what() << "\n";
-    return 1;
+    short_table.embed(ag::zeros({1, 33, 256}), 0);
+  } catch (const ag::Error& e) {
+    std::printf("a sequence of 33 with max_len 32: %s\n", e.what());
   }
-  return 0;
+
+  const auto runs = pe::train_reference_runs("learned", options);
+  const std::int64_t length = runs.front().config.length;
+
+  // The untrained table, drawn exactly as the trainer draws it (same seed, same stream).
+  std::vector<pe::Heatmap> panels, table_panels;
+  {
+    pe::Trainer untrained(runs.front().config);  // drawn as the run drew it, before any step
+    const Tensor fresh = position_table(untrained);
+    const auto s = cosine_similarity(fresh);
+    panels.push_back(similarity_panel(s, length, "untrained (N(0, 0.02^2))"));
+    std::printf("\nuntrained: mean row length %.3f\n", mean_row_norm(fresh));
+    std::printf("untrained: mean cosine similarity of rows r apart, r = 1, 2, 4, 8, 16: "
+                "%.3f %.3f %.3f %.3f %.3f\n",
+                mean_similarity_at(s, length, 1), mean_similarity_at(s, length, 2),
+                mean_similarity_at(s, length, 4), mean_similarity_at(s, length, 8),
+                mean_similarity_at(s, length, 16));
+  }
+  for (const auto& run : runs) {
+    const Tensor table = position_table(*run.trainer);
+    const auto s = cosine_similarity(table);
+    std::printf("%-11s: mean row length %.3f\n", run.config.task.c_str(), mean_row_norm(table));
+    panels.push_back(similarity_panel(s, length, "trained on " + run.config.task));
+    std::printf("%-11s: mean cosine similarity of rows r apart, r = 1, 2, 4, 8, 16: "
+                "%.3f %.3f %.3f %.3f %.3f\n",
+                run.config.task.c_str(), mean_similarity_at(s, length, 1),
+                mean_similarity_at(s, length, 2), mean_similarity_at(s, length, 4),
+                mean_similarity_at(s, length, 8), mean_similarity_at(s, length, 16));
+    // The first 64 of the 256 columns: all of them would draw a strip too thin to read.
+    pe::Heatmap h = pe::heatmap_from(ag::slice(table, 1, 0, 64), "trained on " + run.config.task);
+    h.x_label = "dimension (0 .. 63 of 256)";
+    h.y_label = "position";
+    h.palette = pe::Palette::diverging;
+    table_panels.push_back(h);
+  }
+  pe::write_heatmaps(options.out + "/learned_table.png", table_panels,
+                     "the learned position table after training", 2);
+  pe::write_heatmaps(options.out + "/learned_similarity.png", panels,
+                     "cosine similarity between the rows of the position table", 3);
+
+  pe::print_reference_runs(
+      "held-out token accuracy (256 sequences of 32), reference model with a learned table:",
+      runs);
+  std::printf("figures and runs in %s/\n", options.out.c_str());
+}
+
+int main(int argc, char** argv) {
+  return pe::run_chapter_experiment(argc, argv, "ch03_experiment", kAbout,
+                                    {.out = "results/ch03"}, run);
 }

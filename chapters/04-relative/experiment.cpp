@@ -125,43 +125,37 @@ constexpr const char* kAbout =
     "Chapter 4: the cost of Shaw's pairwise tensors, Shaw's index and T5's buckets, then "
     "the reference model trained with shaw, xl and t5.";
 
-int main(int argc, char** argv) {
-  pe::ChapterOptions options{.out = "results/ch04"};
-  if (auto status = pe::parse_chapter_options(argc, argv, "ch04_experiment", kAbout, options))
-    return *status;
-  try {
-    pe::register_chapter_encodings();
-    std::filesystem::create_directories(options.out);
-    index_and_bucket_figure(options.out + "/index_and_buckets.png");
-    memory_experiment(options.out);
+void run(const pe::ChapterOptions& options) {
+  index_and_bucket_figure(options.out + "/index_and_buckets.png");
+  memory_experiment(options.out);
 
-    std::vector<pe::PlannedRun> planned;  // folders named <encoding>_<task>
-    for (const std::string encoding : {"shaw", "xl", "t5"})
-      for (const std::string task : {"shiftk", "alternating"})
-        planned.push_back({pe::reference_config(encoding, task, options),
-                           options.out + "/" + encoding + "_" + task});
-    const auto runs = pe::run_or_reuse(planned, !options.retrain);
-    std::printf("\nheld-out token accuracy (256 sequences of 32), reference model:\n");
-    std::vector<pe::Series> t5_curves;
-    for (const auto& run : runs) {
-      std::printf("%s\n", pe::result_line(run).c_str());
-      if (run.config.encoding == "t5")
-        t5_curves.push_back(learned_t5_bias(run.summary.out_dir, "trained on " + run.config.task));
-    }
-
-    pe::write_line_plot(options.out + "/t5_learned_bias.png", t5_curves,
-                        "T5 bias learned by the reference model (head 0); training saw n <= 31",
-                        "distance n = i - j", "bias added to the score");
-    for (const auto& curve : t5_curves) {
-      std::printf("learned T5 bias, %s, at n = 0..8:", curve.label.c_str());
-      for (int n = 0; n <= 8; ++n) std::printf(" %.2f", curve.y[n]);
-      std::printf("; n = 16, 31, 64, 128: %.2f %.2f %.2f %.2f\n", curve.y[16], curve.y[31],
-                  curve.y[64], curve.y[128]);
-    }
-    std::printf("figures and runs in %s/\n", options.out.c_str());
-  } catch (const std::exception& e) {
-    std::cerr << "ch04_experiment: " << e.what() << "\n";
-    return 1;
+  std::vector<pe::PlannedRun> planned;  // folders named <encoding>_<task>
+  for (const std::string encoding : {"shaw", "xl", "t5"})
+    for (const std::string task : {"shiftk", "alternating"})
+      planned.push_back({pe::reference_config(encoding, task, options),
+                         options.out + "/" + encoding + "_" + task});
+  const auto runs = pe::run_or_reuse(planned, !options.retrain);
+  std::printf("\nheld-out token accuracy (256 sequences of 32), reference model:\n");
+  std::vector<pe::Series> t5_curves;
+  for (const auto& run : runs) {
+    std::printf("%s\n", pe::result_line(run).c_str());
+    if (run.config.encoding == "t5")
+      t5_curves.push_back(learned_t5_bias(run.summary.out_dir, "trained on " + run.config.task));
   }
-  return 0;
+
+  pe::write_line_plot(options.out + "/t5_learned_bias.png", t5_curves,
+                      "T5 bias learned by the reference model (head 0); training saw n <= 31",
+                      "distance n = i - j", "bias added to the score");
+  for (const auto& curve : t5_curves) {
+    std::printf("learned T5 bias, %s, at n = 0..8:", curve.label.c_str());
+    for (int n = 0; n <= 8; ++n) std::printf(" %.2f", curve.y[n]);
+    std::printf("; n = 16, 31, 64, 128: %.2f %.2f %.2f %.2f\n", curve.y[16], curve.y[31],
+                curve.y[64], curve.y[128]);
+  }
+  std::printf("figures and runs in %s/\n", options.out.c_str());
+}
+
+int main(int argc, char** argv) {
+  return pe::run_chapter_experiment(argc, argv, "ch04_experiment", kAbout,
+                                    {.out = "results/ch04"}, run);
 }

@@ -62,31 +62,25 @@ constexpr const char* kAbout =
     "Chapter 5: RoPE's angles and the decay of q.k with distance, then the reference model "
     "trained with RoPE.";
 
-int main(int argc, char** argv) {
-  pe::ChapterOptions options{.out = "results/ch05"};
-  if (auto status = pe::parse_chapter_options(argc, argv, "ch05_experiment", kAbout, options))
-    return *status;
-  try {
-    pe::register_chapter_encodings();
-    std::filesystem::create_directories(options.out);
-    angle_figure(options.out + "/rope_angles.png");
-    const pe::Series wide = decay_series(256, 1024), narrow = decay_series(32, 1024);
-    // the wide head drawn last, on top of the noisier narrow one
-    pe::write_line_plot(options.out + "/rope_decay.png", {narrow, wide},
-                        "RoPE: q_0 . k_r / (q . k) for q = k = (1, ..., 1)",
-                        "relative distance r = n - m", "normalised score");
-    std::printf(
-        "q = k = ones, width 256: normalised score at r = 1, 4, 16, 64, 256, 1023: "
-        "%.3f %.3f %.3f %.3f %.3f %.3f\n",
-        wide.y[1], wide.y[4], wide.y[16], wide.y[64], wide.y[256], wide.y[1023]);
+void run(const pe::ChapterOptions& options) {
+  angle_figure(options.out + "/rope_angles.png");
+  const pe::Series wide = decay_series(256, 1024), narrow = decay_series(32, 1024);
+  // the wide head drawn last, on top of the noisier narrow one
+  pe::write_line_plot(options.out + "/rope_decay.png", {narrow, wide},
+                      "RoPE: q_0 . k_r / (q . k) for q = k = (1, ..., 1)",
+                      "relative distance r = n - m", "normalised score");
+  std::printf(
+      "q = k = ones, width 256: normalised score at r = 1, 4, 16, 64, 256, 1023: "
+      "%.3f %.3f %.3f %.3f %.3f %.3f\n",
+      wide.y[1], wide.y[4], wide.y[16], wide.y[64], wide.y[256], wide.y[1023]);
 
-    const auto runs = pe::train_reference_runs("rope", options);
-    pe::print_reference_runs(
-        "held-out token accuracy (256 sequences of 32), reference model with RoPE:", runs);
-    std::printf("figures and runs in %s/\n", options.out.c_str());
-  } catch (const std::exception& e) {
-    std::cerr << "ch05_experiment: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+  const auto runs = pe::train_reference_runs("rope", options);
+  pe::print_reference_runs(
+      "held-out token accuracy (256 sequences of 32), reference model with RoPE:", runs);
+  std::printf("figures and runs in %s/\n", options.out.c_str());
+}
+
+int main(int argc, char** argv) {
+  return pe::run_chapter_experiment(argc, argv, "ch05_experiment", kAbout,
+                                    {.out = "results/ch05"}, run);
 }

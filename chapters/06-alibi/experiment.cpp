@@ -69,35 +69,29 @@ constexpr const char* kAbout =
     "Chapter 6: ALiBi's slopes and biases, then the reference model (1 and 8 heads) trained"
     " with ALiBi.";
 
-int main(int argc, char** argv) {
-  pe::ChapterOptions options{.out = "results/ch06"};
-  if (auto status = pe::parse_chapter_options(argc, argv, "ch06_experiment", kAbout, options))
-    return *status;
-  try {
-    pe::register_chapter_encodings();
-    std::filesystem::create_directories(options.out);
-    bias_figure(8, options.out + "/alibi_bias_8_heads.png");
-    weight_factor_figure(8, options.out + "/alibi_weight_factor.png");
-    for (std::int64_t heads : {1, 8}) {
-      std::printf("H = %ld: slopes", long(heads));
-      for (double s : pe::alibi_slopes(heads)) std::printf(" 1/%g", 1.0 / s);
-      std::printf("; largest |bias| over 32 positions: %.4f (head 1) .. %.4f (head %ld)\n",
-                  31 * pe::alibi_slopes(heads).front(), 31 * pe::alibi_slopes(heads).back(),
-                  long(heads));
-    }
-
-    std::vector<pe::ReferenceRun> runs;
-    for (std::int64_t heads : {1, 8})  // the reference model's single head, then 8 heads
-      for (auto& run : pe::train_reference_runs("alibi", options, {"shiftk", "alternating"},
-                                                "-h" + std::to_string(heads),
-                                                [heads](pe::TrainConfig& c) { c.model.heads = heads; }))
-        runs.push_back(std::move(run));
-    pe::print_reference_runs(
-        "held-out token accuracy (256 sequences of 32), width 256, 1 layer, ALiBi:", runs);
-    std::printf("figures and runs in %s/\n", options.out.c_str());
-  } catch (const std::exception& e) {
-    std::cerr << "ch06_experiment: " << e.what() << "\n";
-    return 1;
+void run(const pe::ChapterOptions& options) {
+  bias_figure(8, options.out + "/alibi_bias_8_heads.png");
+  weight_factor_figure(8, options.out + "/alibi_weight_factor.png");
+  for (std::int64_t heads : {1, 8}) {
+    std::printf("H = %ld: slopes", long(heads));
+    for (double s : pe::alibi_slopes(heads)) std::printf(" 1/%g", 1.0 / s);
+    std::printf("; largest |bias| over 32 positions: %.4f (head 1) .. %.4f (head %ld)\n",
+                31 * pe::alibi_slopes(heads).front(), 31 * pe::alibi_slopes(heads).back(),
+                long(heads));
   }
-  return 0;
+
+  std::vector<pe::ReferenceRun> runs;
+  for (std::int64_t heads : {1, 8})  // the reference model's single head, then 8 heads
+    for (auto& run : pe::train_reference_runs("alibi", options, {"shiftk", "alternating"},
+                                              "-h" + std::to_string(heads),
+                                              [heads](pe::TrainConfig& c) { c.model.heads = heads; }))
+      runs.push_back(std::move(run));
+  pe::print_reference_runs(
+      "held-out token accuracy (256 sequences of 32), width 256, 1 layer, ALiBi:", runs);
+  std::printf("figures and runs in %s/\n", options.out.c_str());
+}
+
+int main(int argc, char** argv) {
+  return pe::run_chapter_experiment(argc, argv, "ch06_experiment", kAbout,
+                                    {.out = "results/ch06"}, run);
 }
