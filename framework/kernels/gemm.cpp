@@ -19,8 +19,6 @@
 //
 // Threads: concurrent calls are safe as long as their C arrays do not overlap; each thread
 // packs into its own buffers (see scratch()).
-#include "gemm.hpp"
-
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
@@ -34,7 +32,7 @@
 #include "gemm_microkernel.hpp"
 #include "simd.hpp"
 
-namespace ag::kernels {
+namespace ag::kernels::AG_SIMD_NS {
 namespace {
 
 // ---------------------------------------------------------------------------------------
@@ -124,10 +122,8 @@ struct PanelLayout {
 /// dst[r][p] = src[r * src_stride + p] for r < rows, p < depth; rows rows..kRows-1 are zero.
 /// Copies `rows` contiguous lines into a [kRows, depth] panel.
 template <std::size_t kRows, class T>
-void pack_rows(const T* src, std::size_t src_stride, std::size_t rows, std::size_t depth,
-               T* dst) {
-  for (std::size_t r = 0; r < rows; ++r)
-    std::copy_n(src + r * src_stride, depth, dst + r * depth);
+void pack_rows(const T* src, std::size_t src_stride, std::size_t rows, std::size_t depth, T* dst) {
+  for (std::size_t r = 0; r < rows; ++r) std::copy_n(src + r * src_stride, depth, dst + r * depth);
   std::fill_n(dst + rows * depth, (kRows - rows) * depth, T(0));
 }
 
@@ -154,8 +150,7 @@ void transpose_square(const T* src, std::size_t src_stride, T* dst, std::size_t 
     }
     for (std::size_t p = 0; p < 4; ++p) {  // then swap 128-bit halves between lines 0-3 and 4-7
       _mm256_storeu_ps(dst + p * dst_stride, _mm256_permute2f128_ps(r[p], r[p + 4], 0x20));
-      _mm256_storeu_ps(dst + (p + 4) * dst_stride,
-                       _mm256_permute2f128_ps(r[p], r[p + 4], 0x31));
+      _mm256_storeu_ps(dst + (p + 4) * dst_stride, _mm256_permute2f128_ps(r[p], r[p + 4], 0x31));
     }
     return;
   }
@@ -168,8 +163,7 @@ void transpose_square(const T* src, std::size_t src_stride, T* dst, std::size_t 
     t[3] = _mm256_unpackhi_pd(r[2], r[3]);
     for (std::size_t p = 0; p < 2; ++p) {
       _mm256_storeu_pd(dst + p * dst_stride, _mm256_permute2f128_pd(t[p], t[p + 2], 0x20));
-      _mm256_storeu_pd(dst + (p + 2) * dst_stride,
-                       _mm256_permute2f128_pd(t[p], t[p + 2], 0x31));
+      _mm256_storeu_pd(dst + (p + 2) * dst_stride, _mm256_permute2f128_pd(t[p], t[p + 2], 0x31));
     }
     return;
   }
@@ -248,8 +242,8 @@ PanelLayout pack_a_block(bool trans_a, const T* a, std::size_t lda, std::size_t 
 /// Packs op(B)[depth, cols], whose (0, 0) element is `b`, into ceil(cols / NR)
 /// micro-panels [depth, NR], one after the other.
 template <class T>
-void pack_b_block(bool trans_b, const T* b, std::size_t ldb, std::size_t depth,
-                  std::size_t cols, T* dst) {
+void pack_b_block(bool trans_b, const T* b, std::size_t ldb, std::size_t depth, std::size_t cols,
+                  T* dst) {
   constexpr std::size_t NR = Blocking<T>::NR;
   if (!trans_b) {
     // Row p of op(B) is a contiguous run of B.
@@ -270,8 +264,8 @@ void pack_b_block(bool trans_b, const T* b, std::size_t ldb, std::size_t depth,
 /// temporary, so the microkernel always computes a whole tile from the zero-padded panels.
 template <class T>
 void multiply_packed_blocks(std::size_t rows, std::size_t cols, std::size_t depth, T alpha,
-                            const T* packed_a, PanelLayout a_layout, const T* packed_b,
-                            T beta, T* c, std::size_t ldc) {
+                            const T* packed_a, PanelLayout a_layout, const T* packed_b, T beta,
+                            T* c, std::size_t ldc) {
   using Tile = Blocking<T>;
   constexpr std::size_t MR = Tile::MR, NR = Tile::NR;
   alignas(64) T edge_tile[MR * NR];
@@ -316,16 +310,13 @@ void scale_c(std::size_t M, std::size_t N, T beta, T* C, std::size_t ldc) {
   }
 }
 
-}  // namespace
-
 // ---------------------------------------------------------------------------------------
 // The fast gemm.
 // ---------------------------------------------------------------------------------------
 
 template <class T>
 void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t K, T alpha,
-          const T* A, std::size_t lda, const T* B, std::size_t ldb, T beta, T* C,
-          std::size_t ldc) {
+          const T* A, std::size_t lda, const T* B, std::size_t ldb, T beta, T* C, std::size_t ldc) {
   using Tile = Blocking<T>;
   if (M == 0 || N == 0) return;
   if (K == 0 || alpha == T(0)) {
@@ -350,51 +341,18 @@ void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t 
         const std::size_t rows = std::min(Tile::MC, M - i0);
         const T* a_block = trans_a ? A + p0 * lda + i0 : A + i0 * lda + p0;
         const PanelLayout a_layout = pack_a_block(trans_a, a_block, lda, rows, depth, packed_a);
-        multiply_packed_blocks(rows, cols, depth, alpha, packed_a, a_layout, packed_b,
-                               slice_beta, C + i0 * ldc + j0, ldc);
+        multiply_packed_blocks(rows, cols, depth, alpha, packed_a, a_layout, packed_b, slice_beta,
+                               C + i0 * ldc + j0, ldc);
       }
     }
   }
 }
 
-// ---------------------------------------------------------------------------------------
-// The scalar reference.
-// ---------------------------------------------------------------------------------------
+}  // namespace
 
-namespace scalar {
-
-template <class T>
-void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t K, T alpha,
-          const T* A, std::size_t lda, const T* B, std::size_t ldb, T beta, T* C,
-          std::size_t ldc) {
-  for (std::size_t i = 0; i < M; ++i) {
-    for (std::size_t j = 0; j < N; ++j) {
-      T sum = T(0);
-      for (std::size_t p = 0; p < K; ++p) {
-        const T a = trans_a ? A[p * lda + i] : A[i * lda + p];
-        const T b = trans_b ? B[j * ldb + p] : B[p * ldb + j];
-        sum += a * b;
-      }
-      T& out = C[i * ldc + j];
-      out = beta == T(0) ? alpha * sum : alpha * sum + beta * out;
-    }
-  }
+void fill_gemm(SimdPath& path) {
+  path.f32.gemm = gemm<float>;
+  path.f64.gemm = gemm<double>;
 }
 
-template void gemm<float>(bool, bool, std::size_t, std::size_t, std::size_t, float,
-                          const float*, std::size_t, const float*, std::size_t, float,
-                          float*, std::size_t);
-template void gemm<double>(bool, bool, std::size_t, std::size_t, std::size_t, double,
-                           const double*, std::size_t, const double*, std::size_t, double,
-                           double*, std::size_t);
-
-}  // namespace scalar
-
-template void gemm<float>(bool, bool, std::size_t, std::size_t, std::size_t, float,
-                          const float*, std::size_t, const float*, std::size_t, float,
-                          float*, std::size_t);
-template void gemm<double>(bool, bool, std::size_t, std::size_t, std::size_t, double,
-                           const double*, std::size_t, const double*, std::size_t, double,
-                           double*, std::size_t);
-
-}  // namespace ag::kernels
+}  // namespace ag::kernels::AG_SIMD_NS
