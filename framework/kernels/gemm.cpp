@@ -40,19 +40,33 @@ namespace {
 // ---------------------------------------------------------------------------------------
 
 /// Register tile MR x NR and cache blocks KC, MC, NC for element type T.
-/// MR x NR = 6 x (2 vectors): 12 accumulators + 2 B vectors + 1 broadcast A value fill the
-/// 16 AVX2 registers, and 12 independent FMA chains cover the FMA latency on two pipes.
+/// With 16 registers (SSE2, AVX2): MR x NR = 6 x (2 vectors): 12 accumulators + 2 B vectors
+/// + 1 broadcast A value, and 12 independent FMA chains cover the FMA latency on two pipes.
 /// (Measured against 4 x 3, 5 x 2 and 3 x 4 vectors: 6 x 2 is as fast or faster everywhere.)
+/// With AVX-512's 32 registers: 6 x (4 vectors), 24 accumulators + 4 B vectors + 1
+/// broadcast (measured on Zen 5 against 14 x 2, 12 x 2 and 8 x 3 vectors: 6 x 4 was 5-20%
+/// faster at the transformer shapes).
 template <class T>
 struct Blocking {
+#if AG_SIMD_VARIANT == 2
+  static constexpr std::size_t kVectorsPerRow = 4;
+#else
   static constexpr std::size_t kVectorsPerRow = 2;
+#endif
   static constexpr std::size_t MR = 6;
   static constexpr std::size_t NR = kVectorsPerRow * kWidth<T>;
-  // One B micro-panel (KC x NR: 16 KiB) stays in L1 while the A block streams past it.
-  // Measured on Zen 5 (48 KiB L1d, 1 MiB L2): KC from 192 to 512 and MC from 96 to 384 are
-  // all within a few percent; these sit in the middle.
+  // One B micro-panel (KC x NR: 32 KiB for float; 96 KiB on AVX-512, so there it is L2's)
+  // stays close while the A block streams past it.
+  // Measured on Zen 5 (48 KiB L1d, 1 MiB L2): with AVX2, KC from 192 to 512 and MC from 96
+  // to 384 are all within a few percent; these sit in the middle. With AVX-512, KC = 384
+  // was 5-10% faster than 256 or 512 at K = 1024 (fewer passes over C) and equal elsewhere.
+#if AG_SIMD_VARIANT == 2
+  static constexpr std::size_t KC = 384;
+#else
   static constexpr std::size_t KC = 256;
-  // The packed A block (MC x KC: 144 KiB for float) stays in L2; MC is a multiple of MR.
+#endif
+  // The packed A block (MC x KC: 144 KiB for float, 216 KiB on AVX-512) stays in L2; MC is
+  // a multiple of MR.
   static constexpr std::size_t MC = 24 * MR;
   // The packed B block (KC x NC: 4 MiB) stays in L3; NC is a multiple of NR.
   static constexpr std::size_t NC = (std::size_t(4) << 20) / (KC * sizeof(T)) / NR * NR;
@@ -127,13 +141,22 @@ void pack_rows(const T* src, std::size_t src_stride, std::size_t rows, std::size
   std::fill_n(dst + rows * depth, (kRows - rows) * depth, T(0));
 }
 
-/// Transposes a square block of kWidth<T> lines of kWidth<T> values: for l, p < W,
+/// The side of the square blocks that transposing packs move at once: 8 floats or 4 doubles
+/// (one 256-bit register per line) wherever AVX is there, else one vector.
+template <class T>
+#if defined(__AVX__)
+inline constexpr std::size_t kSquare = 32 / sizeof(T);
+#else
+inline constexpr std::size_t kSquare = kWidth<T>;
+#endif
+
+/// Transposes a square block of kSquare<T> lines of kSquare<T> values: for l, p < W,
 /// dst[p * dst_stride + l] = src[l * src_stride + p]. With 256-bit vectors this is the
 /// usual in-register shuffle network (W loads, W stores, 3 W shuffles); other targets take
 /// the scalar loop.
 template <class T>
 void transpose_square(const T* src, std::size_t src_stride, T* dst, std::size_t dst_stride) {
-  constexpr std::size_t W = kWidth<T>;
+  constexpr std::size_t W = kSquare<T>;
 #if defined(__AVX__)
   if constexpr (std::is_same_v<T, float> && W == 8) {
     __m256 r[8], t[8];
@@ -178,7 +201,7 @@ void transpose_square(const T* src, std::size_t src_stride, T* dst, std::size_t 
 template <std::size_t kCols, class T>
 void pack_lines_transposed(const T* src, std::size_t src_stride, std::size_t width,
                            std::size_t depth, T* dst) {
-  constexpr std::size_t W = kWidth<T>;
+  constexpr std::size_t W = kSquare<T>;
   std::size_t p_done = 0;
   if (width == kCols) {
     static_assert(kCols % W == 0);
