@@ -3,6 +3,7 @@
 # Usage: scripts/install-deps.sh            (build + tests)
 #        scripts/install-deps.sh --bench    (also OpenBLAS, for the benchmark's reference)
 #        scripts/install-deps.sh --docs     (also Doxygen and Graphviz, for the book)
+#        scripts/install-deps.sh --qemu     (also qemu-user: the kernel tests on a CPU without AVX)
 set -euo pipefail
 
 packages=(cmake g++ make libxtensor-dev libxsimd-dev xtl-dev libgtest-dev googletest
@@ -12,7 +13,8 @@ for arg in "$@"; do
   case "$arg" in
     --bench) ;;  # OpenBLAS is already in the default list: the bench target is built by default
     --docs) packages+=(doxygen) ;;
-    *) echo "install-deps.sh: unknown option '$arg' (expected --bench or --docs)" >&2; exit 2 ;;
+    --qemu) packages+=(qemu-user) ;;
+    *) echo "install-deps.sh: unknown option '$arg' (expected --bench, --docs or --qemu)" >&2; exit 2 ;;
   esac
 done
 

@@ -3,6 +3,7 @@
 # symbol whose demangled name does not contain VARIANT (its namespace ag::kernels::VARIANT,
 # or an xsimd arch of that instruction set), or has a static-initialiser section. Either
 # would let code compiled for VARIANT run on a CPU that lacks it (see dispatch.cpp).
+cmake_minimum_required(VERSION 3.25)
 set(failures "")
 foreach(object ${OBJECTS})
   execute_process(COMMAND ${NM} --defined-only --extern-only --demangle ${object}
