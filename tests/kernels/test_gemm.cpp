@@ -179,3 +179,29 @@ TYPED_TEST(Gemm, EmptyProductScalesC) {
 }
 
 }  // namespace
+
+namespace {
+
+// Matmul splits the rows of C between threads (framework/src/ops_matmul.cpp), so a row's
+// result must not depend on where a block of rows starts: the sum over k runs in the same
+// order in a full register tile and in an edge tile, for the alpha = 1, beta = 0 it uses.
+TYPED_TEST(Gemm, RowBlocksGiveBitwiseIdenticalRows) {
+  using T = TypeParam;
+  std::mt19937 rng(31);
+  for (bool tb : kTransposes) {
+    const std::size_t M = 61, N = 75, K = 700;  // K spans several slices
+    Matrix<T> a(M, K, 0), b(tb ? N : K, tb ? K : N, 0), whole(M, N, 0), split(M, N, 0);
+    a.fill_uniform(rng);
+    b.fill_uniform(rng);
+    ag::kernels::gemm<T>(false, tb, M, N, K, T(1), a.data.data(), a.ld, b.data.data(), b.ld, T(0),
+                         whole.data.data(), whole.ld);
+    for (std::size_t first : {std::size_t(0), std::size_t(7), std::size_t(31)}) {
+      const std::size_t rows = first == 0 ? 7 : first == 7 ? 24 : M - first;
+      ag::kernels::gemm<T>(false, tb, rows, N, K, T(1), &a.at(first, 0), a.ld, b.data.data(), b.ld,
+                           T(0), &split.at(first, 0), split.ld);
+    }
+    EXPECT_EQ(whole.data, split.data) << "trans_b=" << tb;
+  }
+}
+
+}  // namespace
