@@ -1,5 +1,8 @@
-// Single-threaded float32 matrix multiply: our gemm against OpenBLAS, in the same process.
+// Single-threaded float32 matrix multiply: our gemm against OpenBLAS and against the
+// machine's peak, in the same process.
 //
+// The peak is measured first: a register-only FMA loop per instruction set (peak_fma.cpp);
+// the summary divides our GFLOP/s by the peak of the widest one.
 // Each shape [M, K] @ [K, N] is run as ours (no transpose), ours with B transposed (the
 // Linear layer's backward pass), and OpenBLAS's cblas_sgemm for both. The GFLOP/s counter
 // counts 2*M*N*K flops per product. A table of ours / OpenBLAS follows the benchmark output.
@@ -16,7 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "dispatch.hpp"
 #include "gemm.hpp"
+#include "peak_fma.hpp"
 
 // OpenBLAS, declared here rather than through <cblas.h>, whose location varies.
 // openblas_set_num_threads is weak so that the benchmark still links against a BLAS that
@@ -25,9 +30,9 @@ extern "C" {
 void openblas_set_num_threads(int num_threads) __attribute__((weak));
 enum CBLAS_ORDER { CblasRowMajor = 101, CblasColMajor = 102 };
 enum CBLAS_TRANSPOSE { CblasNoTrans = 111, CblasTrans = 112 };
-void cblas_sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M,
-                 int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
-                 float beta, float* C, int ldc);
+void cblas_sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N,
+                 int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
+                 float* C, int ldc);
 void omp_set_num_threads(int num_threads);
 }
 
@@ -61,11 +66,11 @@ void run_matmul(benchmark::State& state, Library library, Shape s, bool trans_b)
   const int ldb = trans_b ? s.K : s.N;
   for (auto _ : state) {
     if (library == Library::Ours) {
-      ag::kernels::gemm<float>(false, trans_b, s.M, s.N, s.K, 1.0f, A.data(), s.K, B.data(),
-                               ldb, 0.0f, C.data(), s.N);
+      ag::kernels::gemm<float>(false, trans_b, s.M, s.N, s.K, 1.0f, A.data(), s.K, B.data(), ldb,
+                               0.0f, C.data(), s.N);
     } else {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, s.M, s.N,
-                  s.K, 1.0f, A.data(), s.K, B.data(), ldb, 0.0f, C.data(), s.N);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, s.M, s.N, s.K,
+                  1.0f, A.data(), s.K, B.data(), ldb, 0.0f, C.data(), s.N);
     }
     benchmark::DoNotOptimize(C.data());
     benchmark::ClobberMemory();
@@ -113,18 +118,24 @@ class RecordingReporter : public benchmark::ConsoleReporter {
   std::map<std::string, double> median_;  // the median aggregate
 };
 
-void print_summary(const RecordingReporter& reporter) {
+void print_summary(const RecordingReporter& reporter, const std::vector<bench::Peak>& peaks) {
+  std::printf("\nPeak (register-only FMA loop, float32, one thread, best of the repetitions):");
+  for (const bench::Peak& p : peaks) std::printf("  %s %.1f GFLOP/s", p.isa.c_str(), p.gflops);
+  const double peak = peaks.empty() ? 0.0 : peaks.front().gflops;
+  std::printf("\nOur gemm runs on SIMD path %s; \"of peak\" divides by the %s peak.\n",
+              ag::kernels::simd_path_name(), peaks.empty() ? "(no)" : peaks.front().isa.c_str());
   std::printf("\nSummary (float32, single thread, GFLOP/s):\n");
-  std::printf("%-16s %8s %9s %7s %9s %9s %7s\n", "M x K x N", "ours", "OpenBLAS", "ratio",
-              "ours B^T", "BLAS B^T", "ratio");
+  std::printf("%-16s %8s %9s %7s %8s %9s %9s %7s %8s\n", "M x K x N", "ours", "OpenBLAS", "ratio",
+              "of peak", "ours B^T", "BLAS B^T", "ratio", "of peak");
   for (const Shape& s : kShapes) {
     auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
     const double ours = reporter.gflops(run_name(Library::Ours, false, s));
     const double blas = reporter.gflops(run_name(Library::OpenBLAS, false, s));
     const double ours_t = reporter.gflops(run_name(Library::Ours, true, s));
     const double blas_t = reporter.gflops(run_name(Library::OpenBLAS, true, s));
-    std::printf("%-16s %8.1f %9.1f %6.2fx %9.1f %9.1f %6.2fx\n", s.name().c_str(), ours,
-                blas, ratio(ours, blas), ours_t, blas_t, ratio(ours_t, blas_t));
+    std::printf("%-16s %8.1f %9.1f %6.2fx %7.2fx %9.1f %9.1f %6.2fx %7.2fx\n", s.name().c_str(),
+                ours, blas, ratio(ours, blas), ratio(ours, peak), ours_t, blas_t,
+                ratio(ours_t, blas_t), ratio(ours_t, peak));
   }
 }
 
@@ -144,8 +155,8 @@ int main(int argc, char** argv) {
       for (Library library : {Library::Ours, Library::OpenBLAS}) {
         // Rates use the benchmark thread's CPU time (the default), not wall time: on a
         // shared machine, time spent waiting for a core is not the kernel's.
-        benchmark::RegisterBenchmark(run_name(library, trans_b, s).c_str(), run_matmul,
-                                     library, s, trans_b)
+        benchmark::RegisterBenchmark(run_name(library, trans_b, s).c_str(), run_matmul, library, s,
+                                     trans_b)
             ->Unit(benchmark::kMillisecond);
       }
     }
@@ -153,9 +164,15 @@ int main(int argc, char** argv) {
 
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  // The peak before and after the gemm runs, the better of the two: load from other
+  // processes can only lower it.
+  std::vector<bench::Peak> peaks = bench::measure_fma_peaks(10);
   RecordingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
-  print_summary(reporter);
+  const std::vector<bench::Peak> after = bench::measure_fma_peaks(10);
+  for (std::size_t i = 0; i < peaks.size() && i < after.size(); ++i)
+    peaks[i].gflops = std::max(peaks[i].gflops, after[i].gflops);
+  print_summary(reporter, peaks);
   return 0;
 }

@@ -7,15 +7,17 @@ add_compile_options(-Wall -Wextra -Wpedantic)
 # it lets the compiler vectorise loops that call them (the optimiser's update).
 add_compile_options(-fno-math-errno)
 
-if(PE_ARCH STREQUAL "avx2")
-  # xsimd 8's runtime detection misreports AVX on these machines, so the target is fixed at
-  # compile time. AVX2 + FMA is on every machine this book is built on.
+if(PE_ARCH STREQUAL "auto")
+  # The default: the program is compiled for the target's baseline and the kernels once per
+  # instruction set, chosen at run time (framework/CMakeLists.txt).
+elseif(PE_ARCH STREQUAL "avx2")
+  # Expert options: one instruction set, fixed at compile time, for everything.
   add_compile_options(-mavx2 -mfma)
 elseif(PE_ARCH STREQUAL "native")
   add_compile_options(-march=native)
 elseif(PE_ARCH STREQUAL "sse2")
   # x86-64 baseline: nothing to add.
 else()
-  message(FATAL_ERROR "PE_ARCH must be avx2, native or sse2, not '${PE_ARCH}'")
+  message(FATAL_ERROR "PE_ARCH must be auto, avx2, native or sse2, not '${PE_ARCH}'")
 endif()
 add_compile_definitions(XTENSOR_USE_XSIMD)

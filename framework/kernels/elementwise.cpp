@@ -3,15 +3,12 @@
 // of `out`, so `out` may alias any input (in-place updates are how the autograd code uses
 // them). These loops are memory-bound and serial: at the sizes this book uses (at most a few
 // hundred thousand elements) a second core buys little against OpenMP's start-up cost.
-#include "elementwise.hpp"
-
 #include <cmath>
 #include <cstddef>
 
 #include "simd.hpp"
 
-namespace ag::kernels {
-
+namespace ag::kernels::AG_SIMD_NS {
 namespace {
 
 // out[i] = op(a[i], b[i]). `op` is a generic lambda so the same expression serves the
@@ -28,8 +25,6 @@ inline void binary_map(const T* a, const T* b, T* out, std::size_t n, Op op) {
   }
   for (; i < n; ++i) out[i] = op(a[i], b[i]);
 }
-
-}  // namespace
 
 template <class T>
 void add(const T* a, const T* b, T* out, std::size_t n) {
@@ -50,16 +45,6 @@ template <class T>
 void div(const T* a, const T* b, T* out, std::size_t n) {
   // A true division, not a * (1 / b): the reciprocal would round twice.
   binary_map(a, b, out, n, [](auto x, auto y) { return x / y; });
-}
-
-template <class T>
-void scale(const T* a, T s, T* out, std::size_t n) {
-  constexpr std::size_t W = kWidth<T>;
-  const std::size_t body = n - n % W;
-  const Batch<T> vs(s);  // broadcast once, outside the loop
-  std::size_t i = 0;
-  for (; i < body; i += W) (Batch<T>::load_unaligned(a + i) * vs).store_unaligned(out + i);
-  for (; i < n; ++i) out[i] = a[i] * s;
 }
 
 template <class T>
@@ -121,104 +106,23 @@ void relu_backward(const T* a, const T* g, T* out, std::size_t n) {
   for (; i < n; ++i) out[i] = a[i] > T(0) ? g[i] : T(0);
 }
 
-template <class T>
-T sum(const T* a, std::size_t n) {
-  constexpr std::size_t W = kWidth<T>;
-  // Four independent accumulators: a single one would serialise every add on the previous
-  // one (latency-bound); four keep the adder busy. It also splits the sum into 4 * W partial
-  // sums, which is slightly more accurate than one long running sum.
-  const std::size_t body4 = n - n % (4 * W);
-  const std::size_t body = n - n % W;
-  Batch<T> s0(T(0)), s1(T(0)), s2(T(0)), s3(T(0));
-  std::size_t i = 0;
-  for (; i < body4; i += 4 * W) {
-    s0 += Batch<T>::load_unaligned(a + i);
-    s1 += Batch<T>::load_unaligned(a + i + W);
-    s2 += Batch<T>::load_unaligned(a + i + 2 * W);
-    s3 += Batch<T>::load_unaligned(a + i + 3 * W);
-  }
-  for (; i < body; i += W) s0 += Batch<T>::load_unaligned(a + i);
-  T total = xsimd::hadd((s0 + s1) + (s2 + s3));
-  for (; i < n; ++i) total += a[i];
-  return total;
-}
-
-namespace scalar {
-
-// The scalar twins: the plainest possible loops, the reference the tests trust.
+}  // namespace
 
 template <class T>
-void add(const T* a, const T* b, T* out, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+void fill_elementwise(KernelTable<T>& t) {
+  t.add = add<T>;
+  t.sub = sub<T>;
+  t.mul = mul<T>;
+  t.div = div<T>;
+  t.axpy = axpy<T>;
+  t.exp = exp<T>;
+  t.relu = relu<T>;
+  t.relu_backward = relu_backward<T>;
 }
 
-template <class T>
-void sub(const T* a, const T* b, T* out, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] - b[i];
+void fill_elementwise(SimdPath& path) {
+  fill_elementwise(path.f32);
+  fill_elementwise(path.f64);
 }
 
-template <class T>
-void mul(const T* a, const T* b, T* out, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] * b[i];
-}
-
-template <class T>
-void div(const T* a, const T* b, T* out, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] / b[i];
-}
-
-template <class T>
-void scale(const T* a, T s, T* out, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] * s;
-}
-
-template <class T>
-void axpy(T alpha, const T* x, T* y, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) y[i] += alpha * x[i];
-}
-
-template <class T>
-void exp(const T* a, T* out, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) out[i] = std::exp(a[i]);
-}
-
-template <class T>
-void relu(const T* a, T* out, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] < T(0) ? T(0) : a[i];
-}
-
-template <class T>
-void relu_backward(const T* a, const T* g, T* out, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] > T(0) ? g[i] : T(0);
-}
-
-template <class T>
-T sum(const T* a, std::size_t n) {
-  T total = T(0);
-  for (std::size_t i = 0; i < n; ++i) total += a[i];
-  return total;
-}
-
-}  // namespace scalar
-
-}  // namespace ag::kernels
-
-// Explicit instantiations: the templates are defined only in this file.
-#define AG_ELEMENTWISE_INSTANTIATE(NS, T)                                  \
-  template void NS::add<T>(const T*, const T*, T*, std::size_t);           \
-  template void NS::sub<T>(const T*, const T*, T*, std::size_t);           \
-  template void NS::mul<T>(const T*, const T*, T*, std::size_t);           \
-  template void NS::div<T>(const T*, const T*, T*, std::size_t);           \
-  template void NS::scale<T>(const T*, T, T*, std::size_t);                \
-  template void NS::axpy<T>(T, const T*, T*, std::size_t);                 \
-  template void NS::exp<T>(const T*, T*, std::size_t);                     \
-  template void NS::relu<T>(const T*, T*, std::size_t);                    \
-  template void NS::relu_backward<T>(const T*, const T*, T*, std::size_t); \
-  template T NS::sum<T>(const T*, std::size_t);
-
-AG_ELEMENTWISE_INSTANTIATE(ag::kernels, float)
-AG_ELEMENTWISE_INSTANTIATE(ag::kernels, double)
-AG_ELEMENTWISE_INSTANTIATE(ag::kernels::scalar, float)
-AG_ELEMENTWISE_INSTANTIATE(ag::kernels::scalar, double)
-
-#undef AG_ELEMENTWISE_INSTANTIATE
+}  // namespace ag::kernels::AG_SIMD_NS

@@ -19,8 +19,6 @@
 //
 // Threads: concurrent calls are safe as long as their C arrays do not overlap; each thread
 // packs into its own buffers (see scratch()).
-#include "gemm.hpp"
-
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
@@ -34,7 +32,7 @@
 #include "gemm_microkernel.hpp"
 #include "simd.hpp"
 
-namespace ag::kernels {
+namespace ag::kernels::AG_SIMD_NS {
 namespace {
 
 // ---------------------------------------------------------------------------------------
@@ -42,19 +40,33 @@ namespace {
 // ---------------------------------------------------------------------------------------
 
 /// Register tile MR x NR and cache blocks KC, MC, NC for element type T.
-/// MR x NR = 6 x (2 vectors): 12 accumulators + 2 B vectors + 1 broadcast A value fill the
-/// 16 AVX2 registers, and 12 independent FMA chains cover the FMA latency on two pipes.
+/// With 16 registers (SSE2, AVX2): MR x NR = 6 x (2 vectors): 12 accumulators + 2 B vectors
+/// + 1 broadcast A value, and 12 independent FMA chains cover the FMA latency on two pipes.
 /// (Measured against 4 x 3, 5 x 2 and 3 x 4 vectors: 6 x 2 is as fast or faster everywhere.)
+/// With AVX-512's 32 registers: 6 x (4 vectors), 24 accumulators + 4 B vectors + 1
+/// broadcast (measured on Zen 5 against 14 x 2, 12 x 2 and 8 x 3 vectors: 6 x 4 was 5-20%
+/// faster at the transformer shapes).
 template <class T>
 struct Blocking {
+#if AG_SIMD_VARIANT == 2
+  static constexpr std::size_t kVectorsPerRow = 4;
+#else
   static constexpr std::size_t kVectorsPerRow = 2;
+#endif
   static constexpr std::size_t MR = 6;
   static constexpr std::size_t NR = kVectorsPerRow * kWidth<T>;
-  // One B micro-panel (KC x NR: 16 KiB) stays in L1 while the A block streams past it.
-  // Measured on Zen 5 (48 KiB L1d, 1 MiB L2): KC from 192 to 512 and MC from 96 to 384 are
-  // all within a few percent; these sit in the middle.
+  // One B micro-panel (KC x NR: 32 KiB for float; 96 KiB on AVX-512, so there it is L2's)
+  // stays close while the A block streams past it.
+  // Measured on Zen 5 (48 KiB L1d, 1 MiB L2): with AVX2, KC from 192 to 512 and MC from 96
+  // to 384 are all within a few percent; these sit in the middle. With AVX-512, KC = 384
+  // was 5-10% faster than 256 or 512 at K = 1024 (fewer passes over C) and equal elsewhere.
+#if AG_SIMD_VARIANT == 2
+  static constexpr std::size_t KC = 384;
+#else
   static constexpr std::size_t KC = 256;
-  // The packed A block (MC x KC: 144 KiB for float) stays in L2; MC is a multiple of MR.
+#endif
+  // The packed A block (MC x KC: 144 KiB for float, 216 KiB on AVX-512) stays in L2; MC is
+  // a multiple of MR.
   static constexpr std::size_t MC = 24 * MR;
   // The packed B block (KC x NC: 4 MiB) stays in L3; NC is a multiple of NR.
   static constexpr std::size_t NC = (std::size_t(4) << 20) / (KC * sizeof(T)) / NR * NR;
@@ -124,20 +136,27 @@ struct PanelLayout {
 /// dst[r][p] = src[r * src_stride + p] for r < rows, p < depth; rows rows..kRows-1 are zero.
 /// Copies `rows` contiguous lines into a [kRows, depth] panel.
 template <std::size_t kRows, class T>
-void pack_rows(const T* src, std::size_t src_stride, std::size_t rows, std::size_t depth,
-               T* dst) {
-  for (std::size_t r = 0; r < rows; ++r)
-    std::copy_n(src + r * src_stride, depth, dst + r * depth);
+void pack_rows(const T* src, std::size_t src_stride, std::size_t rows, std::size_t depth, T* dst) {
+  for (std::size_t r = 0; r < rows; ++r) std::copy_n(src + r * src_stride, depth, dst + r * depth);
   std::fill_n(dst + rows * depth, (kRows - rows) * depth, T(0));
 }
 
-/// Transposes a square block of kWidth<T> lines of kWidth<T> values: for l, p < W,
+/// The side of the square blocks that transposing packs move at once: 8 floats or 4 doubles
+/// (one 256-bit register per line) wherever AVX is there, else one vector.
+template <class T>
+#if defined(__AVX__)
+inline constexpr std::size_t kSquare = 32 / sizeof(T);
+#else
+inline constexpr std::size_t kSquare = kWidth<T>;
+#endif
+
+/// Transposes a square block of kSquare<T> lines of kSquare<T> values: for l, p < W,
 /// dst[p * dst_stride + l] = src[l * src_stride + p]. With 256-bit vectors this is the
 /// usual in-register shuffle network (W loads, W stores, 3 W shuffles); other targets take
 /// the scalar loop.
 template <class T>
 void transpose_square(const T* src, std::size_t src_stride, T* dst, std::size_t dst_stride) {
-  constexpr std::size_t W = kWidth<T>;
+  constexpr std::size_t W = kSquare<T>;
 #if defined(__AVX__)
   if constexpr (std::is_same_v<T, float> && W == 8) {
     __m256 r[8], t[8];
@@ -154,8 +173,7 @@ void transpose_square(const T* src, std::size_t src_stride, T* dst, std::size_t 
     }
     for (std::size_t p = 0; p < 4; ++p) {  // then swap 128-bit halves between lines 0-3 and 4-7
       _mm256_storeu_ps(dst + p * dst_stride, _mm256_permute2f128_ps(r[p], r[p + 4], 0x20));
-      _mm256_storeu_ps(dst + (p + 4) * dst_stride,
-                       _mm256_permute2f128_ps(r[p], r[p + 4], 0x31));
+      _mm256_storeu_ps(dst + (p + 4) * dst_stride, _mm256_permute2f128_ps(r[p], r[p + 4], 0x31));
     }
     return;
   }
@@ -168,8 +186,7 @@ void transpose_square(const T* src, std::size_t src_stride, T* dst, std::size_t 
     t[3] = _mm256_unpackhi_pd(r[2], r[3]);
     for (std::size_t p = 0; p < 2; ++p) {
       _mm256_storeu_pd(dst + p * dst_stride, _mm256_permute2f128_pd(t[p], t[p + 2], 0x20));
-      _mm256_storeu_pd(dst + (p + 2) * dst_stride,
-                       _mm256_permute2f128_pd(t[p], t[p + 2], 0x31));
+      _mm256_storeu_pd(dst + (p + 2) * dst_stride, _mm256_permute2f128_pd(t[p], t[p + 2], 0x31));
     }
     return;
   }
@@ -184,7 +201,7 @@ void transpose_square(const T* src, std::size_t src_stride, T* dst, std::size_t 
 template <std::size_t kCols, class T>
 void pack_lines_transposed(const T* src, std::size_t src_stride, std::size_t width,
                            std::size_t depth, T* dst) {
-  constexpr std::size_t W = kWidth<T>;
+  constexpr std::size_t W = kSquare<T>;
   std::size_t p_done = 0;
   if (width == kCols) {
     static_assert(kCols % W == 0);
@@ -248,8 +265,8 @@ PanelLayout pack_a_block(bool trans_a, const T* a, std::size_t lda, std::size_t 
 /// Packs op(B)[depth, cols], whose (0, 0) element is `b`, into ceil(cols / NR)
 /// micro-panels [depth, NR], one after the other.
 template <class T>
-void pack_b_block(bool trans_b, const T* b, std::size_t ldb, std::size_t depth,
-                  std::size_t cols, T* dst) {
+void pack_b_block(bool trans_b, const T* b, std::size_t ldb, std::size_t depth, std::size_t cols,
+                  T* dst) {
   constexpr std::size_t NR = Blocking<T>::NR;
   if (!trans_b) {
     // Row p of op(B) is a contiguous run of B.
@@ -270,8 +287,8 @@ void pack_b_block(bool trans_b, const T* b, std::size_t ldb, std::size_t depth,
 /// temporary, so the microkernel always computes a whole tile from the zero-padded panels.
 template <class T>
 void multiply_packed_blocks(std::size_t rows, std::size_t cols, std::size_t depth, T alpha,
-                            const T* packed_a, PanelLayout a_layout, const T* packed_b,
-                            T beta, T* c, std::size_t ldc) {
+                            const T* packed_a, PanelLayout a_layout, const T* packed_b, T beta,
+                            T* c, std::size_t ldc) {
   using Tile = Blocking<T>;
   constexpr std::size_t MR = Tile::MR, NR = Tile::NR;
   alignas(64) T edge_tile[MR * NR];
@@ -316,16 +333,13 @@ void scale_c(std::size_t M, std::size_t N, T beta, T* C, std::size_t ldc) {
   }
 }
 
-}  // namespace
-
 // ---------------------------------------------------------------------------------------
 // The fast gemm.
 // ---------------------------------------------------------------------------------------
 
 template <class T>
 void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t K, T alpha,
-          const T* A, std::size_t lda, const T* B, std::size_t ldb, T beta, T* C,
-          std::size_t ldc) {
+          const T* A, std::size_t lda, const T* B, std::size_t ldb, T beta, T* C, std::size_t ldc) {
   using Tile = Blocking<T>;
   if (M == 0 || N == 0) return;
   if (K == 0 || alpha == T(0)) {
@@ -350,51 +364,18 @@ void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t 
         const std::size_t rows = std::min(Tile::MC, M - i0);
         const T* a_block = trans_a ? A + p0 * lda + i0 : A + i0 * lda + p0;
         const PanelLayout a_layout = pack_a_block(trans_a, a_block, lda, rows, depth, packed_a);
-        multiply_packed_blocks(rows, cols, depth, alpha, packed_a, a_layout, packed_b,
-                               slice_beta, C + i0 * ldc + j0, ldc);
+        multiply_packed_blocks(rows, cols, depth, alpha, packed_a, a_layout, packed_b, slice_beta,
+                               C + i0 * ldc + j0, ldc);
       }
     }
   }
 }
 
-// ---------------------------------------------------------------------------------------
-// The scalar reference.
-// ---------------------------------------------------------------------------------------
+}  // namespace
 
-namespace scalar {
-
-template <class T>
-void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t K, T alpha,
-          const T* A, std::size_t lda, const T* B, std::size_t ldb, T beta, T* C,
-          std::size_t ldc) {
-  for (std::size_t i = 0; i < M; ++i) {
-    for (std::size_t j = 0; j < N; ++j) {
-      T sum = T(0);
-      for (std::size_t p = 0; p < K; ++p) {
-        const T a = trans_a ? A[p * lda + i] : A[i * lda + p];
-        const T b = trans_b ? B[j * ldb + p] : B[p * ldb + j];
-        sum += a * b;
-      }
-      T& out = C[i * ldc + j];
-      out = beta == T(0) ? alpha * sum : alpha * sum + beta * out;
-    }
-  }
+void fill_gemm(SimdPath& path) {
+  path.f32.gemm = gemm<float>;
+  path.f64.gemm = gemm<double>;
 }
 
-template void gemm<float>(bool, bool, std::size_t, std::size_t, std::size_t, float,
-                          const float*, std::size_t, const float*, std::size_t, float,
-                          float*, std::size_t);
-template void gemm<double>(bool, bool, std::size_t, std::size_t, std::size_t, double,
-                           const double*, std::size_t, const double*, std::size_t, double,
-                           double*, std::size_t);
-
-}  // namespace scalar
-
-template void gemm<float>(bool, bool, std::size_t, std::size_t, std::size_t, float,
-                          const float*, std::size_t, const float*, std::size_t, float,
-                          float*, std::size_t);
-template void gemm<double>(bool, bool, std::size_t, std::size_t, std::size_t, double,
-                           const double*, std::size_t, const double*, std::size_t, double,
-                           double*, std::size_t);
-
-}  // namespace ag::kernels
+}  // namespace ag::kernels::AG_SIMD_NS

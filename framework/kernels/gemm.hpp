@@ -11,16 +11,14 @@ namespace ag::kernels {
 /// Single-threaded: callers parallelise over independent products (batches).
 template <class T>
 void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t K, T alpha,
-          const T* A, std::size_t lda, const T* B, std::size_t ldb, T beta, T* C,
-          std::size_t ldc);
+          const T* A, std::size_t lda, const T* B, std::size_t ldb, T beta, T* C, std::size_t ldc);
 
 namespace scalar {
 /// The plain triple loop with the same contract: the reference the fast kernel is tested
 /// against.
 template <class T>
 void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t K, T alpha,
-          const T* A, std::size_t lda, const T* B, std::size_t ldb, T beta, T* C,
-          std::size_t ldc);
+          const T* A, std::size_t lda, const T* B, std::size_t ldb, T beta, T* C, std::size_t ldc);
 }  // namespace scalar
 
 }  // namespace ag::kernels

@@ -4,7 +4,8 @@
 
 #include "simd.hpp"
 
-namespace ag::kernels {
+namespace ag::kernels::AG_SIMD_NS {
+namespace {
 
 /// C[MR, NR] = alpha * Ap * Bp + beta * C, where NR = kVectors * kWidth<T>,
 /// Ap is a packed A micro-panel [MR, depth] with value (r, p) at
@@ -68,4 +69,5 @@ inline void microkernel(std::size_t depth, const T* __restrict a, std::size_t a_
   }
 }
 
-}  // namespace ag::kernels
+}  // namespace
+}  // namespace ag::kernels::AG_SIMD_NS

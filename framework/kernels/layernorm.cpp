@@ -5,8 +5,6 @@
 // Aliasing: every pass reads element i of its inputs before it writes element i of its
 // output, and the row statistics are complete before the first write, so y may alias x
 // (forward) and dx may alias x or dy (backward). dgamma and dbeta must not alias anything.
-#include "layernorm.hpp"
-
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -18,8 +16,7 @@
 
 #include "simd.hpp"
 
-namespace ag::kernels {
-
+namespace ag::kernels::AG_SIMD_NS {
 namespace {
 
 // Below this many elements a call takes a few microseconds, about what waking an OpenMP
@@ -125,8 +122,6 @@ void layernorm_row_backward(const T* x, const T* gamma, T mean, T rstd, const T*
   }
 }
 
-}  // namespace
-
 template <class T>
 void layernorm_rows(const T* x, const T* gamma, const T* beta, T* y, T* mean, T* rstd,
                     std::size_t rows, std::size_t cols, T eps) {
@@ -137,9 +132,8 @@ void layernorm_rows(const T* x, const T* gamma, const T* beta, T* y, T* mean, T*
 }
 
 template <class T>
-void layernorm_rows_backward(const T* x, const T* gamma, const T* mean, const T* rstd,
-                             const T* dy, T* dx, T* dgamma, T* dbeta, std::size_t rows,
-                             std::size_t cols) {
+void layernorm_rows_backward(const T* x, const T* gamma, const T* mean, const T* rstd, const T* dy,
+                             T* dx, T* dgamma, T* dbeta, std::size_t rows, std::size_t cols) {
   int threads = 1;
 #ifdef _OPENMP
   if (rows * cols > kParallelThreshold) threads = omp_get_max_threads();
@@ -191,73 +185,17 @@ void layernorm_rows_backward(const T* x, const T* gamma, const T* mean, const T*
   }
 }
 
-namespace scalar {
-
-// The scalar twins: serial, the textbook formulas written out, the reference for tests.
+}  // namespace
 
 template <class T>
-void layernorm_rows(const T* x, const T* gamma, const T* beta, T* y, T* mean, T* rstd,
-                    std::size_t rows, std::size_t cols, T eps) {
-  for (std::size_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * cols;
-    T* yr = y + r * cols;
-    T s = T(0);
-    for (std::size_t j = 0; j < cols; ++j) s += xr[j];
-    const T m = cols ? s / T(cols) : T(0);
-    T q = T(0);
-    for (std::size_t j = 0; j < cols; ++j) q += (xr[j] - m) * (xr[j] - m);
-    const T var = cols ? q / T(cols) : T(0);
-    const T rs = T(1) / std::sqrt(var + eps);
-    for (std::size_t j = 0; j < cols; ++j) yr[j] = (xr[j] - m) * rs * gamma[j] + beta[j];
-    mean[r] = m;
-    rstd[r] = rs;
-  }
+void fill_layernorm(KernelTable<T>& t) {
+  t.layernorm_rows = layernorm_rows<T>;
+  t.layernorm_rows_backward = layernorm_rows_backward<T>;
 }
 
-template <class T>
-void layernorm_rows_backward(const T* x, const T* gamma, const T* mean, const T* rstd,
-                             const T* dy, T* dx, T* dgamma, T* dbeta, std::size_t rows,
-                             std::size_t cols) {
-  for (std::size_t r = 0; r < rows; ++r) {
-    if (cols == 0) continue;
-    const T* xr = x + r * cols;
-    const T* dyr = dy + r * cols;
-    T* dxr = dx + r * cols;
-    T sg = T(0), sgx = T(0);
-    for (std::size_t j = 0; j < cols; ++j) {
-      const T g = dyr[j] * gamma[j];
-      const T xhat = (xr[j] - mean[r]) * rstd[r];
-      sg += g;
-      sgx += g * xhat;
-    }
-    const T mg = sg / T(cols);
-    const T mgx = sgx / T(cols);
-    for (std::size_t j = 0; j < cols; ++j) {
-      const T d = dyr[j];  // read before dxr[j] is written: dx may alias dy
-      const T g = d * gamma[j];
-      const T xhat = (xr[j] - mean[r]) * rstd[r];
-      dgamma[j] += d * xhat;
-      dbeta[j] += d;
-      dxr[j] = rstd[r] * (g - mg - xhat * mgx);
-    }
-  }
+void fill_layernorm(SimdPath& path) {
+  fill_layernorm(path.f32);
+  fill_layernorm(path.f64);
 }
 
-}  // namespace scalar
-
-}  // namespace ag::kernels
-
-// Explicit instantiations: the templates are defined only in this file.
-#define AG_LAYERNORM_INSTANTIATE(NS, T)                                                    \
-  template void NS::layernorm_rows<T>(const T*, const T*, const T*, T*, T*, T*, std::size_t, \
-                                      std::size_t, T);                                      \
-  template void NS::layernorm_rows_backward<T>(const T*, const T*, const T*, const T*,       \
-                                               const T*, T*, T*, T*, std::size_t,           \
-                                               std::size_t);
-
-AG_LAYERNORM_INSTANTIATE(ag::kernels, float)
-AG_LAYERNORM_INSTANTIATE(ag::kernels, double)
-AG_LAYERNORM_INSTANTIATE(ag::kernels::scalar, float)
-AG_LAYERNORM_INSTANTIATE(ag::kernels::scalar, double)
-
-#undef AG_LAYERNORM_INSTANTIATE
+}  // namespace ag::kernels::AG_SIMD_NS

@@ -13,18 +13,16 @@ void layernorm_rows(const T* x, const T* gamma, const T* beta, T* y, T* mean, T*
 
 /// Given dy, writes dx ([rows, cols]) and ADDS into dgamma and dbeta ([cols] each).
 template <class T>
-void layernorm_rows_backward(const T* x, const T* gamma, const T* mean, const T* rstd,
-                             const T* dy, T* dx, T* dgamma, T* dbeta, std::size_t rows,
-                             std::size_t cols);
+void layernorm_rows_backward(const T* x, const T* gamma, const T* mean, const T* rstd, const T* dy,
+                             T* dx, T* dgamma, T* dbeta, std::size_t rows, std::size_t cols);
 
 namespace scalar {
 template <class T>
 void layernorm_rows(const T* x, const T* gamma, const T* beta, T* y, T* mean, T* rstd,
                     std::size_t rows, std::size_t cols, T eps);
 template <class T>
-void layernorm_rows_backward(const T* x, const T* gamma, const T* mean, const T* rstd,
-                             const T* dy, T* dx, T* dgamma, T* dbeta, std::size_t rows,
-                             std::size_t cols);
+void layernorm_rows_backward(const T* x, const T* gamma, const T* mean, const T* rstd, const T* dy,
+                             T* dx, T* dgamma, T* dbeta, std::size_t rows, std::size_t cols);
 }  // namespace scalar
 
 }  // namespace ag::kernels

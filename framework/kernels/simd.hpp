@@ -1,15 +1,55 @@
-// The one place that chooses the SIMD register type for every kernel.
+// The one place that chooses the SIMD register type for the kernels of one instruction set.
+//
+// The kernel sources (gemm.cpp, elementwise.cpp, softmax.cpp, layernorm.cpp, path.cpp) are
+// compiled once per instruction set, each time with its own -m flags and AG_SIMD_VARIANT
+// (see framework/CMakeLists.txt); dispatch.cpp picks one set at start-up. Everything a
+// variant defines lives in its own namespace, ag::kernels::AG_SIMD_NS, and most of it in an
+// anonymous namespace inside that: no function compiled for AVX-512 may share a linker name
+// with one the rest of the program calls (see dispatch.cpp, "the one-definition trap").
 #pragma once
 #include <xsimd/xsimd.hpp>
 
-namespace ag::kernels {
+#include "kernel_table.hpp"
 
-// The architecture is fixed at compile time (see cmake/Flags.cmake): xsimd's runtime
-// dispatch is not used, because its CPU detection is unreliable on these machines.
+#if !defined(AG_SIMD_VARIANT)
+#error "simd.hpp belongs to the per-instruction-set kernel sources: define AG_SIMD_VARIANT"
+#endif
+
+// 0: the compiler's target as given (SSE2 on x86-64, NEON on arm64, or PE_ARCH's choice).
+#if AG_SIMD_VARIANT == 0
+#define AG_SIMD_NS baseline
+#define AG_SIMD_PATH_NAME xsimd::default_arch::name()
+#define AG_SIMD_ARCH xsimd::default_arch
+// 1: AVX2 + FMA (-mavx2 -mfma).
+#elif AG_SIMD_VARIANT == 1
+#define AG_SIMD_NS avx2
+#define AG_SIMD_PATH_NAME "avx2"
+#define AG_SIMD_ARCH xsimd::fma3<xsimd::avx2>
+// 2: AVX-512 F and DQ (-mavx512f -mavx512dq -mavx2 -mfma): 32 registers of 512 bits. (xsimd
+// 8.1 uses a DQ instruction in its avx512f horizontal add.)
+#elif AG_SIMD_VARIANT == 2
+#define AG_SIMD_NS avx512
+#define AG_SIMD_PATH_NAME "avx512"
+#define AG_SIMD_ARCH xsimd::avx512f
+#else
+#error "unknown AG_SIMD_VARIANT"
+#endif
+
+namespace ag::kernels::AG_SIMD_NS {
+
 template <class T>
-using Batch = xsimd::batch<T, xsimd::default_arch>;
+using Batch = xsimd::batch<T, AG_SIMD_ARCH>;
 
 template <class T>
 inline constexpr std::size_t kWidth = Batch<T>::size;
 
-}  // namespace ag::kernels
+// Each kernel source fills its entries of the path's table (the only names it exports).
+void fill_elementwise(SimdPath& path);
+void fill_softmax(SimdPath& path);
+void fill_layernorm(SimdPath& path);
+void fill_gemm(SimdPath& path);
+
+/// The whole table of this instruction set (path.cpp). Call it only on a CPU that has it.
+SimdPath make_path();
+
+}  // namespace ag::kernels::AG_SIMD_NS

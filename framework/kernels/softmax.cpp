@@ -3,16 +3,13 @@
 //
 // Aliasing: every pass reads element i before it writes element i, and a row is finished
 // before the next starts, so y may alias x (forward) and dx may alias y or dy (backward).
-#include "softmax.hpp"
-
 #include <cmath>
 #include <cstddef>
 #include <limits>
 
 #include "simd.hpp"
 
-namespace ag::kernels {
-
+namespace ag::kernels::AG_SIMD_NS {
 namespace {
 
 // Below this many elements the whole problem takes a few microseconds, about what waking
@@ -100,8 +97,6 @@ void softmax_row_backward(const T* y, const T* dy, T* dx, std::size_t n) {
   for (; i < n; ++i) dx[i] = y[i] * (dy[i] - dot);
 }
 
-}  // namespace
-
 template <class T>
 void softmax_rows(const T* x, T* y, std::size_t rows, std::size_t cols) {
 #pragma omp parallel for schedule(static) if (rows * cols > kParallelThreshold)
@@ -116,56 +111,17 @@ void softmax_rows_backward(const T* y, const T* dy, T* dx, std::size_t rows, std
   }
 }
 
-namespace scalar {
-
-// The scalar twins: serial, the textbook formulas written out, the reference for tests.
+}  // namespace
 
 template <class T>
-void softmax_rows(const T* x, T* y, std::size_t rows, std::size_t cols) {
-  for (std::size_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * cols;
-    T* yr = y + r * cols;
-    if (cols == 0) continue;
-    T m = -std::numeric_limits<T>::infinity();
-    for (std::size_t j = 0; j < cols; ++j) m = xr[j] > m ? xr[j] : m;
-    if (m == -std::numeric_limits<T>::infinity()) {
-      for (std::size_t j = 0; j < cols; ++j) yr[j] = std::numeric_limits<T>::quiet_NaN();
-      continue;
-    }
-    T s = T(0);
-    for (std::size_t j = 0; j < cols; ++j) {
-      yr[j] = std::exp(xr[j] - m);
-      s += yr[j];
-    }
-    for (std::size_t j = 0; j < cols; ++j) yr[j] /= s;
-  }
+void fill_softmax(KernelTable<T>& t) {
+  t.softmax_rows = softmax_rows<T>;
+  t.softmax_rows_backward = softmax_rows_backward<T>;
 }
 
-template <class T>
-void softmax_rows_backward(const T* y, const T* dy, T* dx, std::size_t rows, std::size_t cols) {
-  for (std::size_t r = 0; r < rows; ++r) {
-    const T* yr = y + r * cols;
-    const T* dyr = dy + r * cols;
-    T* dxr = dx + r * cols;
-    T dot = T(0);
-    for (std::size_t j = 0; j < cols; ++j) dot += dyr[j] * yr[j];
-    for (std::size_t j = 0; j < cols; ++j) dxr[j] = yr[j] * (dyr[j] - dot);
-  }
+void fill_softmax(SimdPath& path) {
+  fill_softmax(path.f32);
+  fill_softmax(path.f64);
 }
 
-}  // namespace scalar
-
-}  // namespace ag::kernels
-
-// Explicit instantiations: the templates are defined only in this file.
-#define AG_SOFTMAX_INSTANTIATE(NS, T)                                               \
-  template void NS::softmax_rows<T>(const T*, T*, std::size_t, std::size_t);       \
-  template void NS::softmax_rows_backward<T>(const T*, const T*, T*, std::size_t, \
-                                             std::size_t);
-
-AG_SOFTMAX_INSTANTIATE(ag::kernels, float)
-AG_SOFTMAX_INSTANTIATE(ag::kernels, double)
-AG_SOFTMAX_INSTANTIATE(ag::kernels::scalar, float)
-AG_SOFTMAX_INSTANTIATE(ag::kernels::scalar, double)
-
-#undef AG_SOFTMAX_INSTANTIATE
+}  // namespace ag::kernels::AG_SIMD_NS

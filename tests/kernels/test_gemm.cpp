@@ -9,12 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "dispatch.hpp"
 #include "gemm.hpp"
-#include "simd.hpp"
 
 namespace {
-
-using ag::kernels::kWidth;
 
 /// One gemm call: shapes, flags, scalars, and how much each leading dimension exceeds the
 /// row length (the extra columns hold NaN, so reading them shows up in the result).
@@ -27,10 +25,10 @@ struct Case {
 
   std::string describe() const {
     return "trans_a=" + std::to_string(trans_a) + " trans_b=" + std::to_string(trans_b) +
-           " M=" + std::to_string(M) + " N=" + std::to_string(N) +
-           " K=" + std::to_string(K) + " alpha=" + std::to_string(alpha) +
-           " beta=" + std::to_string(beta) + " pads=" + std::to_string(pad_a) + "," +
-           std::to_string(pad_b) + "," + std::to_string(pad_c);
+           " M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) +
+           " alpha=" + std::to_string(alpha) + " beta=" + std::to_string(beta) +
+           " pads=" + std::to_string(pad_a) + "," + std::to_string(pad_b) + "," +
+           std::to_string(pad_c);
   }
 };
 
@@ -42,9 +40,11 @@ struct Matrix {
   std::vector<T> data;
 
   Matrix(std::size_t rows_, std::size_t cols_, std::size_t pad)
-      : rows(rows_), cols(cols_), ld(cols_ + pad),
-        data(std::max<std::size_t>(rows_ * (cols_ + pad), 1),
-             std::numeric_limits<T>::quiet_NaN()) {}
+      : rows(rows_),
+        cols(cols_),
+        ld(cols_ + pad),
+        data(std::max<std::size_t>(rows_ * (cols_ + pad), 1), std::numeric_limits<T>::quiet_NaN()) {
+  }
 
   T& at(std::size_t i, std::size_t j) { return data[i * ld + j]; }
   T at(std::size_t i, std::size_t j) const { return data[i * ld + j]; }
@@ -63,8 +63,8 @@ struct Matrix {
 template <class T>
 void expect_matches_reference(const Case<T>& c, bool nan_in_c = false) {
   SCOPED_TRACE(c.describe());
-  std::mt19937 rng(static_cast<unsigned>(c.M * 7919 + c.N * 104729 + c.K * 31 + c.trans_a +
-                                         2 * c.trans_b));
+  std::mt19937 rng(
+      static_cast<unsigned>(c.M * 7919 + c.N * 104729 + c.K * 31 + c.trans_a + 2 * c.trans_b));
   // A is stored [K, M] when transposed, B is stored [N, K] when transposed.
   Matrix<T> a(c.trans_a ? c.K : c.M, c.trans_a ? c.M : c.K, c.pad_a);
   Matrix<T> b(c.trans_b ? c.N : c.K, c.trans_b ? c.K : c.N, c.pad_b);
@@ -76,9 +76,8 @@ void expect_matches_reference(const Case<T>& c, bool nan_in_c = false) {
   Matrix<T> fast = c_in, reference = c_in;
   ag::kernels::gemm<T>(c.trans_a, c.trans_b, c.M, c.N, c.K, c.alpha, a.data.data(), a.ld,
                        b.data.data(), b.ld, c.beta, fast.data.data(), fast.ld);
-  ag::kernels::scalar::gemm<T>(c.trans_a, c.trans_b, c.M, c.N, c.K, c.alpha, a.data.data(),
-                               a.ld, b.data.data(), b.ld, c.beta, reference.data.data(),
-                               reference.ld);
+  ag::kernels::scalar::gemm<T>(c.trans_a, c.trans_b, c.M, c.N, c.K, c.alpha, a.data.data(), a.ld,
+                               b.data.data(), b.ld, c.beta, reference.data.data(), reference.ld);
 
   const T eps = std::numeric_limits<T>::epsilon();
   const T gamma = T(c.K + 2) * eps;
@@ -100,8 +99,8 @@ void expect_matches_reference(const Case<T>& c, bool nan_in_c = false) {
   }
   for (std::size_t i = 0; i < c.M; ++i)
     for (std::size_t j = c.N; j < fast.ld; ++j)
-      ASSERT_TRUE(std::isnan(fast.at(i, j))) << "padding of C written at (" << i << ", " << j
-                                             << ")";
+      ASSERT_TRUE(std::isnan(fast.at(i, j)))
+          << "padding of C written at (" << i << ", " << j << ")";
 }
 
 template <class T>
@@ -112,11 +111,12 @@ TYPED_TEST_SUITE(Gemm, ElementTypes);
 constexpr bool kTransposes[2] = {false, true};
 
 /// Sizes around every boundary the kernel cares about: empty, one, one SIMD vector
-/// (W - 1, W, W + 1), the 6-row register tile, and two vectors (the tile width).
+/// (W - 1, W, W + 1), the register tile's 6 rows, and its width (two vectors; four on
+/// AVX-512).
 template <class T>
 std::vector<std::size_t> edge_sizes() {
-  constexpr std::size_t W = kWidth<T>;
-  return {0, 1, W - 1, W, W + 1, 5, 6, 7, 2 * W - 1, 2 * W, 2 * W + 1, 3 * W + 3};
+  const std::size_t W = ag::kernels::simd_width<T>();
+  return {0, 1, W - 1, W, W + 1, 5, 6, 7, 2 * W - 1, 2 * W, 2 * W + 1, 4 * W - 1, 4 * W, 4 * W + 1};
 }
 
 TYPED_TEST(Gemm, EdgeSizesAllTransposes) {
@@ -126,8 +126,7 @@ TYPED_TEST(Gemm, EdgeSizesAllTransposes) {
     for (bool tb : kTransposes)
       for (std::size_t M : sizes)
         for (std::size_t N : sizes)
-          for (std::size_t K : sizes)
-            expect_matches_reference<T>({ta, tb, M, N, K, T(1), T(0)});
+          for (std::size_t K : sizes) expect_matches_reference<T>({ta, tb, M, N, K, T(1), T(0)});
 }
 
 TYPED_TEST(Gemm, OddSizesWithAlphaBeta) {
@@ -177,6 +176,32 @@ TYPED_TEST(Gemm, EmptyProductScalesC) {
   }
   expect_matches_reference<T>({false, false, 9, 17, 0, T(1), T(0)}, true);
   expect_matches_reference<T>({true, false, 9, 17, 5, T(0), T(0)}, true);
+}
+
+}  // namespace
+
+namespace {
+
+// Matmul splits the rows of C between threads (framework/src/ops_matmul.cpp), so a row's
+// result must not depend on where a block of rows starts: the sum over k runs in the same
+// order in a full register tile and in an edge tile, for the alpha = 1, beta = 0 it uses.
+TYPED_TEST(Gemm, RowBlocksGiveBitwiseIdenticalRows) {
+  using T = TypeParam;
+  std::mt19937 rng(31);
+  for (bool tb : kTransposes) {
+    const std::size_t M = 61, N = 75, K = 700;  // K spans several slices
+    Matrix<T> a(M, K, 0), b(tb ? N : K, tb ? K : N, 0), whole(M, N, 0), split(M, N, 0);
+    a.fill_uniform(rng);
+    b.fill_uniform(rng);
+    ag::kernels::gemm<T>(false, tb, M, N, K, T(1), a.data.data(), a.ld, b.data.data(), b.ld, T(0),
+                         whole.data.data(), whole.ld);
+    for (std::size_t first : {std::size_t(0), std::size_t(7), std::size_t(31)}) {
+      const std::size_t rows = first == 0 ? 7 : first == 7 ? 24 : M - first;
+      ag::kernels::gemm<T>(false, tb, rows, N, K, T(1), &a.at(first, 0), a.ld, b.data.data(), b.ld,
+                           T(0), &split.at(first, 0), split.ld);
+    }
+    EXPECT_EQ(whole.data, split.data) << "trans_b=" << tb;
+  }
 }
 
 }  // namespace

@@ -1,0 +1,31 @@
+// The scalar reference gemm: the plain triple loop the fast kernel is tested against, and
+// the "scalar" SIMD path. Compiled once, for the baseline target.
+#include <cstddef>
+
+#include "gemm.hpp"
+
+namespace ag::kernels::scalar {
+
+template <class T>
+void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t K, T alpha,
+          const T* A, std::size_t lda, const T* B, std::size_t ldb, T beta, T* C, std::size_t ldc) {
+  for (std::size_t i = 0; i < M; ++i) {
+    for (std::size_t j = 0; j < N; ++j) {
+      T sum = T(0);
+      for (std::size_t p = 0; p < K; ++p) {
+        const T a = trans_a ? A[p * lda + i] : A[i * lda + p];
+        const T b = trans_b ? B[j * ldb + p] : B[p * ldb + j];
+        sum += a * b;
+      }
+      T& out = C[i * ldc + j];
+      out = beta == T(0) ? alpha * sum : alpha * sum + beta * out;
+    }
+  }
+}
+
+template void gemm<float>(bool, bool, std::size_t, std::size_t, std::size_t, float, const float*,
+                          std::size_t, const float*, std::size_t, float, float*, std::size_t);
+template void gemm<double>(bool, bool, std::size_t, std::size_t, std::size_t, double, const double*,
+                           std::size_t, const double*, std::size_t, double, double*, std::size_t);
+
+}  // namespace ag::kernels::scalar
