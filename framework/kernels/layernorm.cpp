@@ -10,10 +10,6 @@
 #include <cstdint>
 #include <vector>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "simd.hpp"
 
 namespace ag::kernels::AG_SIMD_NS {
@@ -134,49 +130,37 @@ void layernorm_rows(const T* x, const T* gamma, const T* beta, T* y, T* mean, T*
 template <class T>
 void layernorm_rows_backward(const T* x, const T* gamma, const T* mean, const T* rstd, const T* dy,
                              T* dx, T* dgamma, T* dbeta, std::size_t rows, std::size_t cols) {
-  int threads = 1;
-#ifdef _OPENMP
-  if (rows * cols > kParallelThreshold) threads = omp_get_max_threads();
-#endif
-  if (threads <= 1 || rows < 2) {
-    for (std::size_t r = 0; r < rows; ++r) {
-      const std::size_t o = r * cols;
-      layernorm_row_backward(x + o, gamma, mean[r], rstd[r], dy + o, dx + o, dgamma, dbeta, cols);
-    }
-    return;
-  }
-
-  // dgamma and dbeta are sums over rows, so threads cannot all add into them. Each thread
-  // sums its (static, contiguous) block of rows into a private slice of `partial`; the slices
-  // are then added into the outputs in thread order. With a fixed thread count the result is
-  // the same on every run, which a data race or an atomic add would not give.
+  // dgamma and dbeta are sums over rows, so threads cannot all add into them. The rows are cut
+  // into blocks of a fixed size, whatever the thread count; each block sums its rows into a
+  // private slice of `partial`, and the slices are then added into the outputs in block order.
+  // The order of every addition is therefore fixed by rows and cols alone: one thread or many
+  // give the same bits, which neither a per-thread split nor an atomic add would.
   //
   // Each slice starts on its own cache line and is padded to whole lines: every row
-  // read-modify-writes its thread's slice, and two threads writing one shared line would
+  // read-modify-writes its block's slice, and two threads writing one shared line would
   // bounce it between cores on every row (at cols = 32 that made the parallel loop slower
   // than the serial one).
+  constexpr std::size_t kBlockRows = 256;
+  const std::size_t blocks = (rows + kBlockRows - 1) / kBlockRows;
   constexpr std::size_t kLine = 64 / sizeof(T);  // elements per 64-byte cache line
   const std::size_t stride = (2 * cols + kLine - 1) / kLine * kLine;
-  std::vector<T> storage(static_cast<std::size_t>(threads) * stride + kLine, T(0));
+  std::vector<T> storage(blocks * stride + kLine, T(0));
   T* partial = storage.data();
   while (reinterpret_cast<std::uintptr_t>(partial) % 64 != 0) ++partial;  // < kLine steps
-#pragma omp parallel num_threads(threads)
-  {
-    int t = 0;
-#ifdef _OPENMP
-    t = omp_get_thread_num();
-#endif
-    T* pg = partial + static_cast<std::size_t>(t) * stride;
+  const std::ptrdiff_t block_count = static_cast<std::ptrdiff_t>(blocks);
+#pragma omp parallel for schedule(static) if (rows * cols > kParallelThreshold && blocks > 1)
+  for (std::ptrdiff_t b = 0; b < block_count; ++b) {
+    T* pg = partial + static_cast<std::size_t>(b) * stride;
     T* pb = pg + cols;
-#pragma omp for schedule(static)
-    for (std::size_t r = 0; r < rows; ++r) {
+    const std::size_t end = (static_cast<std::size_t>(b) + 1) * kBlockRows;
+    const std::size_t last = end < rows ? end : rows;
+    for (std::size_t r = static_cast<std::size_t>(b) * kBlockRows; r < last; ++r) {
       const std::size_t o = r * cols;
       layernorm_row_backward(x + o, gamma, mean[r], rstd[r], dy + o, dx + o, pg, pb, cols);
     }
   }
-  // Slices of threads that got no rows are still zero, so adding all of them is harmless.
-  for (int t = 0; t < threads; ++t) {
-    const T* pg = partial + static_cast<std::size_t>(t) * stride;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const T* pg = partial + b * stride;
     const T* pb = pg + cols;
     for (std::size_t c = 0; c < cols; ++c) {
       dgamma[c] += pg[c];
