@@ -194,7 +194,6 @@ RunSummary train_and_write(Trainer& trainer, const RunOptions& options,
       progress.update(step, status);
     };
   std::int64_t saved_at = 0;  // the step of this run's last checkpoint
-  // [periodic-checkpoint]
   if (options.save_every > 0)
     trainer.after_step = [&] {
       if (trainer.steps_done() % options.save_every != 0 || trainer.steps_done() == config.steps)
@@ -202,7 +201,6 @@ RunSummary train_and_write(Trainer& trainer, const RunOptions& options,
       trainer.save(checkpoint);  // atomically: a kill leaves the previous one whole
       saved_at = trainer.steps_done();
     };
-  // [periodic-checkpoint]
   try {
     trainer.train([&](const HistoryPoint& h) {
       if (!options.progress) return;

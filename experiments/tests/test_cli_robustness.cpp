@@ -81,7 +81,6 @@ pid_t start(const std::string& args) {
 
 }  // namespace
 
-// [bad-inputs]
 // Each bad command line, the one line it must be refused with, and no output folder left.
 TEST(CliRobustness, BadInputsAreRefusedInOneLineBeforeAnyWork) {
   const std::string dir = temp_dir("bad");
@@ -127,7 +126,6 @@ TEST(CliRobustness, BadInputsAreRefusedInOneLineBeforeAnyWork) {
     fs::remove_all(out);
   }
 }
-// [bad-inputs]
 
 // A crafted checkpoint (valid checksum, an empty history entry) crashed pe eval, heatmap and
 // train --resume; now each refuses it in one line.
