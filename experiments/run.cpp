@@ -1,6 +1,10 @@
 #include "run.hpp"
 
+#include <signal.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <cstdio>
 #include <filesystem>
@@ -147,6 +151,21 @@ void write_curves(const std::string& path, const Trainer& trainer) {
 
 namespace {
 
+// A process killed while writing a file atomically leaves "<name>.tmp.<pid>" behind (never a
+// half file under the final name). Those of processes no longer alive are removed.
+void remove_stale_temporaries(const std::string& folder) {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+    const std::string name = entry.path().filename().string();
+    const auto at = name.rfind(".tmp.");
+    if (at == std::string::npos) continue;
+    const std::string digits = name.substr(at + 5);
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    const long pid = std::strtol(digits.c_str(), nullptr, 10);
+    if (::kill(pid_t(pid), 0) != 0 && errno == ESRCH) std::filesystem::remove(entry.path(), error);
+  }
+}
+
 // Everything a run checks before it trains: the evaluation lengths (long enough for the task,
 // short enough for memory) and an output folder it can write into. Returns whether it created
 // the folder, so that a run that fails can take it away again.
@@ -176,6 +195,7 @@ bool prepare_run(const Trainer& trainer, const RunOptions& options,
                     e.what() + ")");
   }
   fs::remove(probe, error);
+  remove_stale_temporaries(options.out_dir);
   return !existed;
 }
 

@@ -190,6 +190,9 @@ TEST(CliRobustness, KilledRunsResumeToTheUninterruptedResult) {
         run("train --quiet --no-figures --resume " + out + "/checkpoint.agt --out " + out);
     ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
     expect_same_tensors(dir + "/straight/checkpoint.agt", out + "/checkpoint.agt");
+    for (const auto& entry : fs::directory_iterator(out))  // the killed save's temporary is gone
+      EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos)
+          << entry.path();
   }
   if (killed == 0) GTEST_SKIP() << "every run finished before it could be killed";
 }
@@ -225,4 +228,21 @@ TEST(CliRobustness, FullDiskAndReadOnlyFolderAreErrors) {
     umount(readonly.c_str());
   }
   umount(full.c_str());
+}
+
+// `pe table --reuse` takes a finished run only when its checkpoint reads back: a 0-byte one (a
+// full disk, a kill in an older version) means training the run again.
+TEST(CliRobustness, ReuseRetrainsARunWhoseCheckpointIsBroken) {
+  const std::string dir = temp_dir("reuse");
+  const std::string table = "table --encodings none --tasks shiftk --steps 3 --out " + dir;
+  ASSERT_EQ(run(table).exit_code, 0);
+  const Outcome reused = run(table + " --reuse");
+  ASSERT_EQ(reused.exit_code, 0) << reused.output;
+  EXPECT_NE(reused.output.find("(reused)"), std::string::npos) << reused.output;
+  std::ofstream(dir + "/none-shiftk-l1/checkpoint.agt", std::ios::trunc).close();
+  const Outcome again = run(table + " --reuse");
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(again.output.find("(reused)"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("not reusing"), std::string::npos) << again.output;
+  EXPECT_GT(fs::file_size(dir + "/none-shiftk-l1/checkpoint.agt"), 0u);
 }
