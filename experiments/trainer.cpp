@@ -336,7 +336,8 @@ void from_json(const nlohmann::json& j, TrainConfig& c) {
   }
   if (known == j.size()) return;  // a missing key keeps its default
   const TrainConfig defaults;
-  for (const auto& [key, value] : j.items()) {
+  for (const auto& item : j.items()) {  // not a structured binding: clang 14 cannot capture one
+    const std::string& key = item.key();
     bool found = false;
     for_each_field(defaults, [&](const char* name, const auto&) { found = found || key == name; });
     ag::check(found, "TrainConfig", "unknown key '", key, "'");
