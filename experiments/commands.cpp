@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "figures.hpp"
+#include "memory.hpp"
 #include "run.hpp"
 #include "table.hpp"
 
@@ -32,12 +33,21 @@ std::string default_run_name(const TrainConfig& c) {
          std::to_string(c.model.heads) + "-s" + std::to_string(c.seed);
 }
 
+// CLI11 reads "-5" into an unsigned seed as 2^64 - 5: refused as written instead.
+const CLI::Validator kNotNegative(
+    [](std::string& text) {
+      return text.find('-') == std::string::npos ? std::string()
+                                                 : "must not be negative, got " + text;
+    },
+    "NOT NEGATIVE");
+
 // The options every command that builds a model shares; defaults are the reference run.
 struct TrainFlags {
   TrainConfig config;
   std::vector<std::string> encoding_options, task_options;
   std::vector<std::int64_t> eval_lengths;
   std::string out, resume;
+  std::int64_t save_every = 500;
   bool no_figures = false, quiet = false;
 };
 
@@ -61,7 +71,9 @@ std::vector<CLI::Option*> add_model_options(CLI::App& cmd, TrainFlags& f) {
       cmd.add_option("--lr", c.lr, "peak learning rate")->capture_default_str(),
       cmd.add_option("--weight-decay", c.weight_decay, "AdamW weight decay")->capture_default_str(),
       cmd.add_option("--clip", c.clip, "max gradient norm")->capture_default_str(),
-      cmd.add_option("--seed", c.seed, "random seed (weights and data)")->capture_default_str(),
+      cmd.add_option("--seed", c.seed, "random seed (weights and data)")
+          ->capture_default_str()
+          ->check(kNotNegative),
       cmd.add_option("--eval-every", c.eval_every, "steps between evaluations")->capture_default_str(),
       cmd.add_option("--eval-sequences", c.eval_sequences, "held-out sequences")->capture_default_str(),
       cmd.add_option("--max-length", c.max_length, "longest length the encoding must handle (0: --length)")->capture_default_str(),
@@ -111,6 +123,10 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--eval-lengths", flags->eval_lengths, "lengths for the final evaluation (default: --length)")->delimiter(',');
   cmd->add_option("--out", flags->out, "output folder (default results/<encoding>-<task>-l<layers>-h<heads>-s<seed>)");
   cmd->add_flag("--no-figures", flags->no_figures, "skip the PNG figures");
+  cmd->add_option("--save-every", flags->save_every,
+                  "write the checkpoint every N steps during training too (0: only at the end)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t(0), std::int64_t(1000000000)));
   cmd->add_flag("--quiet,-q", flags->quiet, "no progress output");
   auto* resume = cmd->add_option("--resume", flags->resume,
                                  "continue the run saved in this checkpoint (the configuration "
@@ -129,6 +145,7 @@ void add_train_command(CLI::App& app) {
     options.eval_lengths = flags->eval_lengths;
     options.progress = !flags->quiet;
     options.figures = !flags->no_figures;
+    options.save_every = flags->save_every;
     const RunSummary summary = run_training(config, options);
     print_evaluations(summary.final);
     std::printf("trained in %.1f s; results in %s/\n", summary.train_seconds, summary.out_dir.c_str());
@@ -154,11 +171,15 @@ void add_eval_command(CLI::App& app) {
     auto trainer = Trainer::resume(flags->checkpoint);
     std::vector<std::int64_t> lengths = flags->lengths;
     if (lengths.empty()) lengths.push_back(trainer->config().length);
-    for (auto length : lengths)
-      ag::check(length >= trainer->task().min_length(), "eval", "length ", length,
-                " is shorter than the task's minimum ", trainer->task().min_length());
+    const std::int64_t sequences = flags->sequences ? flags->sequences : trainer->config().eval_sequences;
+    ag::check(sequences >= 1 && sequences <= 1000000, "eval", "--sequences must be from 1 to 1000000, got ", sequences);
+    for (auto length : lengths) {
+      ag::check(length >= trainer->task().min_length() && length <= 100000, "eval", "length ",
+                length, " is outside ", trainer->task().min_length(), " .. 100000");
+      check_memory(trainer->config(), trainer->config().model.vocab, length);
+    }
     const auto results = evaluate_lengths(
-        *trainer, lengths, flags->sequences ? flags->sequences : trainer->config().eval_sequences);
+        *trainer, lengths, sequences);
     if (!flags->plot.empty()) {
       const TrainConfig& c = trainer->config();
       Series series{c.encoding + " on " + c.task + " (trained at " + std::to_string(c.length) + ")", {}, {}};
@@ -189,7 +210,11 @@ void add_heatmap_command(CLI::App& app) {
   cmd->add_option("--length", flags->length, "sequence length (default: the training length)");
   cmd->callback([flags] {
     auto trainer = Trainer::resume(flags->checkpoint);
-    write_attention_figure(*trainer, flags->length ? flags->length : trainer->config().length, flags->out);
+    const std::int64_t length = flags->length ? flags->length : trainer->config().length;
+    ag::check(length >= trainer->task().min_length() && length <= 4096, "heatmap", "--length ",
+              length, " is outside ", trainer->task().min_length(), " .. 4096");
+    check_memory(trainer->config(), trainer->config().model.vocab, length);
+    write_attention_figure(*trainer, length, flags->out);
     std::printf("wrote %s\n", flags->out.c_str());
   });
 }

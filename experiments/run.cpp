@@ -1,13 +1,21 @@
 #include "run.hpp"
 
+#include <signal.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
+#include "ag/files.hpp"
+#include "ag/io.hpp"
 #include "figures.hpp"
+#include "memory.hpp"
 #include "progress.hpp"
 
 #ifndef PE_GIT_COMMIT
@@ -114,12 +122,12 @@ nlohmann::json history_json(const std::vector<HistoryPoint>& history) {
 }
 
 void write_csv(const std::string& path, const std::vector<HistoryPoint>& history) {
-  std::ofstream out(path);
-  ag::check(out.good(), "run", "cannot write '", path, "'");
+  std::ostringstream out;
   out << "step,train_loss,lr,eval_accuracy,eval_loss,seconds\n";
   for (const auto& h : history)
     out << h.step << ',' << h.train_loss << ',' << h.lr << ',' << h.eval_accuracy << ','
         << h.eval_loss << ',' << h.seconds << '\n';
+  ag::write_file_atomically(path, out.str());
 }
 
 void write_curves(const std::string& path, const Trainer& trainer) {
@@ -141,20 +149,62 @@ void write_curves(const std::string& path, const Trainer& trainer) {
 
 }  // namespace
 
-RunSummary run_training(const TrainConfig& requested, const RunOptions& options) {
-  const auto wall_start = std::chrono::steady_clock::now();
+namespace {
+
+// A process killed while writing a file atomically leaves "<name>.tmp.<pid>" behind (never a
+// half file under the final name). Those of processes no longer alive are removed.
+void remove_stale_temporaries(const std::string& folder) {
   std::error_code error;
-  std::filesystem::create_directories(options.out_dir, error);
+  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+    const std::string name = entry.path().filename().string();
+    const auto at = name.rfind(".tmp.");
+    if (at == std::string::npos) continue;
+    const std::string digits = name.substr(at + 5);
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    const long pid = std::strtol(digits.c_str(), nullptr, 10);
+    if (::kill(pid_t(pid), 0) != 0 && errno == ESRCH) std::filesystem::remove(entry.path(), error);
+  }
+}
+
+// Everything a run checks before it trains: the evaluation lengths (long enough for the task,
+// short enough for memory) and an output folder it can write into. Returns whether it created
+// the folder, so that a run that fails can take it away again.
+bool prepare_run(const Trainer& trainer, const RunOptions& options,
+                 const std::vector<std::int64_t>& lengths) {
+  ag::check(options.save_every >= 0, "run", "--save-every must not be negative, got ",
+            options.save_every);
+  for (const std::int64_t length : lengths) {
+    ag::check(length >= trainer.task().min_length() && length <= 100000, "run",
+              "evaluation length ", length, " is outside ", trainer.task().min_length(),
+              " .. 100000 (task ", trainer.task().name(), ")");
+    check_memory(trainer.config(), trainer.config().model.vocab, length);
+  }
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const bool existed = fs::exists(options.out_dir, error);
+  fs::create_directories(options.out_dir, error);
   ag::check(!error, "run", "cannot create the output folder '", options.out_dir, "' (",
             error.message(), ")");
-
-  std::unique_ptr<Trainer> resumed;
-  if (!options.resume_from.empty()) {
-    resumed = Trainer::resume(options.resume_from);
-    if (options.total_steps > 0) resumed->extend_to(options.total_steps);
+  // A read-only folder is found now, not after hours of training.
+  const std::string probe = options.out_dir + "/.write-test";
+  try {
+    ag::write_file_atomically(probe, "");
+  } catch (const ag::Error& e) {
+    if (!existed) fs::remove(options.out_dir, error);
+    throw ag::Error("run: cannot write into the output folder '" + options.out_dir + "' (" +
+                    e.what() + ")");
   }
-  Trainer& trainer = resumed ? *resumed : *(resumed = std::make_unique<Trainer>(requested));
+  fs::remove(probe, error);
+  remove_stale_temporaries(options.out_dir);
+  return !existed;
+}
+
+RunSummary train_and_write(Trainer& trainer, const RunOptions& options,
+                           const std::vector<std::int64_t>& lengths,
+                           std::chrono::steady_clock::time_point wall_start) {
   const TrainConfig& config = trainer.config();
+  const std::string dir = options.out_dir + "/";
+  const std::string checkpoint = dir + "checkpoint.agt";
   const std::string label = config.encoding + "/" + config.task;
   Progress progress(label, config.steps);
   if (options.progress)
@@ -163,26 +213,41 @@ RunSummary run_training(const TrainConfig& requested, const RunOptions& options)
       std::snprintf(status, sizeof status, "loss %.4f", loss);
       progress.update(step, status);
     };
-  trainer.train([&](const HistoryPoint& h) {
-    if (!options.progress) return;
-    char text[160];
-    std::snprintf(text, sizeof text, "step %5ld  loss %.4f  held-out accuracy %.4f  %.1fs",
-                  long(h.step), h.train_loss, h.eval_accuracy, h.seconds);
-    progress.line(text);
-  });
+  std::int64_t saved_at = 0;  // the step of this run's last checkpoint
+  if (options.save_every > 0)
+    trainer.after_step = [&] {
+      if (trainer.steps_done() % options.save_every != 0 || trainer.steps_done() == config.steps)
+        return;
+      trainer.save(checkpoint);  // atomically: a kill leaves the previous one whole
+      saved_at = trainer.steps_done();
+    };
+  try {
+    trainer.train([&](const HistoryPoint& h) {
+      if (!options.progress) return;
+      char text[160];
+      std::snprintf(text, sizeof text, "step %5ld  loss %.4f  held-out accuracy %.4f  %.1fs",
+                    long(h.step), h.train_loss, h.eval_accuracy, h.seconds);
+      progress.line(text);
+    });
+  } catch (const ag::Error& e) {
+    progress.finish();
+    throw ag::Error(std::string(e.what()) + "; " +
+                    (saved_at > 0 ? "the last good checkpoint, " + checkpoint + ", is at step " +
+                                        std::to_string(saved_at)
+                                  : std::string("no checkpoint was saved before it")));
+  }
   progress.finish();
+  trainer.on_step = nullptr;
+  trainer.after_step = nullptr;
 
   RunSummary summary;
   summary.out_dir = options.out_dir;
-  std::vector<std::int64_t> lengths = options.eval_lengths;
-  if (lengths.empty()) lengths.push_back(config.length);
   summary.final = evaluate_lengths(trainer, lengths, config.eval_sequences);
   summary.train_seconds = trainer.seconds();
 
-  const std::string dir = options.out_dir + "/";
-  trainer.save(dir + "checkpoint.agt");
+  trainer.save(checkpoint);
   write_csv(dir + "history.csv", trainer.history());
-  if (options.figures) {
+  if (options.figures) {  // gnuplot's output is checked after writing (figures.cpp)
     write_attention_figure(trainer, config.length, dir + "attention.png");
     write_curves(dir + "curves.png", trainer);
   }
@@ -201,10 +266,33 @@ RunSummary run_training(const TrainConfig& requested, const RunOptions& options)
                         {"final", final_json},
                         {"train_seconds", summary.train_seconds},
                         {"wall_seconds", summary.wall_seconds}};
-  std::ofstream out(dir + "run.json");
-  ag::check(out.good(), "run", "cannot write '", dir, "run.json'");
-  out << run.dump(2) << '\n';
+  // Written last: a run.json says the run is complete (load_finished_run relies on it).
+  ag::write_file_atomically(dir + "run.json", run.dump(2) + "\n");
   return summary;
+}
+
+}  // namespace
+
+RunSummary run_training(const TrainConfig& requested, const RunOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  // Everything that can be refused is refused before the folder exists or training starts.
+  std::unique_ptr<Trainer> trainer;
+  if (!options.resume_from.empty()) {
+    trainer = Trainer::resume(options.resume_from);
+    if (options.total_steps > 0) trainer->extend_to(options.total_steps);
+  } else {
+    trainer = std::make_unique<Trainer>(requested);
+  }
+  std::vector<std::int64_t> lengths = options.eval_lengths;
+  if (lengths.empty()) lengths.push_back(trainer->config().length);
+  const bool created = prepare_run(*trainer, options, lengths);
+  try {
+    return train_and_write(*trainer, options, lengths, wall_start);
+  } catch (...) {
+    std::error_code error;
+    if (created) std::filesystem::remove(options.out_dir, error);  // only when still empty
+    throw;
+  }
 }
 
 std::vector<FinishedRun> run_or_reuse(const std::vector<PlannedRun>& runs, bool reuse) {
@@ -260,6 +348,16 @@ std::optional<RunSummary> load_finished_run(const TrainConfig& config,
   // Compared as JSON, so that every field of the configuration takes part.
   if (!run.contains("config") || run["config"] != nlohmann::json(config))
     return std::nullopt;
+  // A run is complete when its checkpoint reads back and holds all the steps: a 0-byte or
+  // damaged checkpoint (a full disk, a kill) means training it again.
+  try {
+    const auto file = ag::load_tensor_file(out_dir + "/checkpoint.agt");
+    if (read_saved_progress(file.metadata, out_dir + "/checkpoint.agt").steps_done != config.steps)
+      return std::nullopt;
+  } catch (const ag::Error& e) {
+    std::fprintf(stderr, "not reusing %s: %s\n", out_dir.c_str(), e.what());
+    return std::nullopt;
+  }
   RunSummary summary;
   summary.out_dir = out_dir;
   try {

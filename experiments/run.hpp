@@ -25,6 +25,9 @@ struct RunOptions {
   std::string resume_from;
   /// With resume_from: train until this many steps in all (0: the saved run's total).
   std::int64_t total_steps = 0;
+  /// A checkpoint every this many steps during training (0: only at the end), each written
+  /// atomically over the last, so that a killed run resumes from it.
+  std::int64_t save_every = 500;
 };
 
 struct RunSummary {
@@ -33,13 +36,17 @@ struct RunSummary {
   double train_seconds = 0, wall_seconds = 0;
 };
 
-/// Trains (or resumes) a run, then writes the files above into options.out_dir.
+/// Trains (or resumes) a run, then writes the files above into options.out_dir, each
+/// atomically (run.json last). Every check that can fail before training (configuration,
+/// memory, evaluation lengths, a writable folder) comes first; a run that fails removes the
+/// folder it created if nothing is in it, and a run that diverges keeps its last checkpoint.
 RunSummary run_training(const TrainConfig& config, const RunOptions& options);
 
 /// The summary of a run that finished in `out_dir` with exactly this configuration (its
 /// run.json and checkpoint.agt both present, the configuration in run.json equal to
 /// `config`), or nothing. Lets a long table or experiment be rerun without retraining the
-/// runs it already has. A run.json that is not valid JSON or lacks its results is an error.
+/// runs it already has. A run.json that is not valid JSON or lacks its results is an error; a
+/// checkpoint that does not read back, or holds fewer steps, means the run is trained again.
 std::optional<RunSummary> load_finished_run(const TrainConfig& config, const std::string& out_dir);
 
 /// One run of a list: its configuration and its folder.

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "ag/files.hpp"
 #include "run.hpp"
 
 namespace pe {
@@ -53,11 +54,9 @@ void run_table(const TableOptions& options) {
                     {"reused", run.reused},
                     {"run", run.summary.out_dir}});
   }
-  std::ofstream md(options.out_dir + "/table.md");
-  ag::check(md.good(), "table", "cannot write '", options.out_dir, "/table.md'");
-  md << markdown;
-  std::ofstream json(options.out_dir + "/table.json");
-  json << nlohmann::json{{"versions", build_versions()}, {"rows", rows}}.dump(2) << "\n";
+  ag::write_file_atomically(options.out_dir + "/table.md", markdown);
+  ag::write_file_atomically(options.out_dir + "/table.json",
+                            nlohmann::json{{"versions", build_versions()}, {"rows", rows}}.dump(2) + "\n");
   std::printf("\n%s\nwritten to %s/table.md and table.json\n", markdown.c_str(),
               options.out_dir.c_str());
 }

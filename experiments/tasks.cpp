@@ -14,6 +14,7 @@
 #include <span>
 
 #include "ag/error.hpp"
+#include "ag/files.hpp"
 
 namespace pe {
 
@@ -179,12 +180,12 @@ class AssociativeRecall final : public LetterTask {
   }
 };
 
+// A corpus becomes 8 bytes a character in memory: 64 MB of text is far past the book's
+// corpora and still fits. read_file refuses a FIFO (it would block) and /dev/zero (endless).
+constexpr std::uint64_t kMaxCorpusBytes = 64u << 20;
+
 std::string read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  ag::check(in.is_open(), "charlm", "cannot open corpus file '", path, "'");
-  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  ag::check(!in.bad(), "charlm", "cannot read corpus file '", path, "'");
-  return text;
+  return ag::read_file(path, kMaxCorpusBytes, "charlm corpus file");
 }
 
 class CharLM final : public SequenceTask {

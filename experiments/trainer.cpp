@@ -1,15 +1,19 @@
 #include "trainer.hpp"
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 #include "ag/io.hpp"
+#include "memory.hpp"
 
 namespace pe {
 
 namespace {
+constexpr std::int64_t kMaxSteps = 1000000000;  // a billion steps: far past any run of the book
 // Named Rng streams: the same seed gives the same initial weights whatever the data, and
 // training batches never overlap the held-out set (Task::kHeldOutStream).
 constexpr std::uint64_t kInitStream = 1, kDataStream = 2;
@@ -30,12 +34,15 @@ void TrainConfig::validate() const {
   in_range("ffn_width", model.ffn_width, 1, 32768);
   in_range("eval_every", eval_every, 1, std::numeric_limits<std::int64_t>::max());
   in_range("eval_sequences", eval_sequences, 1, 1000000);
-  ag::check(lr > 0, "TrainConfig", "lr must be positive, got ", lr);
-  ag::check(clip > 0, "TrainConfig", "clip must be positive, got ", clip);
-  ag::check(steps >= 0, "TrainConfig", "steps must not be negative, got ", steps);
-  ag::check(warmup >= 0, "TrainConfig", "warmup must not be negative, got ", warmup);
-  ag::check(weight_decay >= 0, "TrainConfig", "weight_decay must not be negative, got ",
-            weight_decay);
+  in_range("steps", steps, 0, kMaxSteps);
+  in_range("warmup", warmup, 0, kMaxSteps);
+  in_range("max_length", max_length, 0, 100000);
+  // An infinite rate or norm would train on in NaN; a NaN fails every comparison.
+  ag::check(std::isfinite(lr) && lr > 0, "TrainConfig", "lr must be a finite positive number, got ", lr);
+  ag::check(std::isfinite(clip) && clip > 0, "TrainConfig",
+            "clip must be a finite positive number, got ", clip);
+  ag::check(std::isfinite(weight_decay) && weight_decay >= 0, "TrainConfig",
+            "weight_decay must be a finite number, not negative, got ", weight_decay);
   ag::check(model.width % model.heads == 0, "TrainConfig", "width ", model.width,
             " is not divisible by heads ", model.heads);
   ag::check(max_length == 0 || max_length >= length, "TrainConfig", "max_length ", max_length,
@@ -46,6 +53,7 @@ Trainer::Trainer(TrainConfig config) : config_(std::move(config)) {
   config_.validate();
   task_ = make_task(config_.task, config_.task_options);
   config_.model.vocab = task_->vocab_size();
+  check_memory(config_, config_.model.vocab);  // before the model and its optimiser exist
   ag::Rng init = ag::Rng(config_.seed).fork(kInitStream);
   EncodingSpec spec;
   spec.model = config_.model;
@@ -79,12 +87,16 @@ double Trainer::step() {
   optimizer_->lr = learning_rate(steps_done_);
   optimizer_->zero_grad();
   ag::Tensor loss = sequence_loss(model_->forward(batch.inputs), batch.targets);
+  const double value = loss.item();
+  ag::check(std::isfinite(value), "train", "training diverged at step ", steps_done_ + 1,
+            ": the loss is ", value, " (a smaller --lr or --clip may help)");
   loss.backward();
-  ag::clip_grad_norm(model_->parameters(), config_.clip);
+  const double norm = ag::clip_grad_norm(model_->parameters(), config_.clip);
+  ag::check(std::isfinite(norm), "train", "training diverged at step ", steps_done_ + 1,
+            ": the gradient norm is ", norm, " (a smaller --lr or --clip may help)");
   optimizer_->step();
   ++steps_done_;
   seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const double value = loss.item();
   if (on_step) on_step(steps_done_, value);
   return value;
 }
@@ -134,6 +146,7 @@ void Trainer::train(const std::function<void(const HistoryPoint&)>& on_eval) {
                           eval.loss, seconds_});
       if (on_eval) on_eval(history_.back());
     }
+    if (after_step) after_step();
   }
 }
 
@@ -156,16 +169,89 @@ void Trainer::save(const std::string& checkpoint) const {
                     {"seconds", std::to_string(seconds_)}});
 }
 
+namespace {
+
+// Whole-string numbers: "7x" and "1e5" are not integers, "" and " 3" are nothing.
+std::int64_t whole_integer(const std::string& text, const std::string& where, const char* key) {
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  ag::check(error == std::errc() && end == text.data() + text.size(), "Trainer::resume", "'",
+            where, "': ", key, " must be a whole number, got '", text.substr(0, 40), "'");
+  return value;
+}
+
+double finite_number(const std::string& text, const std::string& where, const char* key) {
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  ag::check(error == std::errc() && end == text.data() + text.size() && std::isfinite(value),
+            "Trainer::resume", "'", where, "': ", key, " must be a finite number, got '",
+            text.substr(0, 40), "'");
+  return value;
+}
+
+// One saved evaluation: [step, train_loss, lr, eval_accuracy, eval_loss, seconds].
+HistoryPoint history_point(const nlohmann::json& entry, std::size_t index, const std::string& where) {
+  auto fail = [&](const std::string& why) {
+    throw ag::Error("Trainer::resume: '" + where + "': history entry " + std::to_string(index) +
+                    " " + why);
+  };
+  if (!entry.is_array() || entry.size() != 6) fail("is not a list of 6 numbers");
+  for (const auto& value : entry)
+    if (!value.is_number() || !std::isfinite(value.get<double>())) fail("holds a value that is not a finite number");
+  if (!entry[0].is_number_integer()) fail("has a step that is not a whole number");
+  return {entry[0].get<std::int64_t>(), entry[1].get<double>(), entry[2].get<double>(),
+          entry[3].get<double>(), entry[4].get<double>(), entry[5].get<double>()};
+}
+
+}  // namespace
+
+SavedProgress read_saved_progress(const std::map<std::string, std::string>& metadata,
+                                  const std::string& where) {
+  for (const char* key : {"config", "steps_done", "optimizer_steps", "data_rng", "history"})
+    ag::check(metadata.count(key) == 1, "Trainer::resume", "'", where,
+              "' is not a training checkpoint (no '", key, "')");
+  SavedProgress saved;
+  saved.config = config_from_json(metadata.at("config"));
+  saved.steps_done = whole_integer(metadata.at("steps_done"), where, "steps_done");
+  ag::check(saved.steps_done >= 0 && saved.steps_done <= saved.config.steps, "Trainer::resume",
+            "'", where, "': steps_done ", saved.steps_done, " is outside 0 .. ",
+            saved.config.steps, " (the run's steps)");
+  saved.optimizer_steps = whole_integer(metadata.at("optimizer_steps"), where, "optimizer_steps");
+  ag::check(saved.optimizer_steps == saved.steps_done, "Trainer::resume", "'", where,
+            "': optimizer_steps ", saved.optimizer_steps, " differs from steps_done ",
+            saved.steps_done);
+  saved.data_rng = metadata.at("data_rng");
+  if (metadata.count("seconds")) {
+    saved.seconds = finite_number(metadata.at("seconds"), where, "seconds");
+    ag::check(saved.seconds >= 0, "Trainer::resume", "'", where, "': seconds is negative");
+  }
+  nlohmann::json history;
+  try {
+    history = nlohmann::json::parse(metadata.at("history"));
+  } catch (const nlohmann::json::exception&) {
+    throw ag::Error("Trainer::resume: '" + where + "': history is not valid JSON");
+  }
+  ag::check(history.is_array(), "Trainer::resume", "'", where, "': history is not a list");
+  for (std::size_t i = 0; i < history.size(); ++i) {
+    const HistoryPoint point = history_point(history[i], i, where);
+    const std::int64_t previous = saved.history.empty() ? 0 : saved.history.back().step;
+    ag::check(point.step > previous && point.step <= saved.steps_done, "Trainer::resume", "'",
+              where, "': history entry ", i, " has step ", point.step, ", not from ",
+              previous + 1, " to steps_done ", saved.steps_done);
+    saved.history.push_back(point);
+  }
+  return saved;
+}
+
 std::unique_ptr<Trainer> Trainer::resume(const std::string& checkpoint) {
   const ag::TensorFile file = ag::load_tensor_file(checkpoint);
-  for (const char* key : {"config", "steps_done", "optimizer_steps", "data_rng", "history"})
-    ag::check(file.metadata.count(key) == 1, "Trainer::resume", "'", checkpoint,
-              "' is not a training checkpoint (no '", key, "')");
-  auto trainer = std::make_unique<Trainer>(config_from_json(file.metadata.at("config")));
+  SavedProgress saved = read_saved_progress(file.metadata, checkpoint);
+  const ag::Rng data_rng = ag::Rng::from_state(saved.data_rng);
+  auto trainer = std::make_unique<Trainer>(saved.config);
   ag::load_module(file.tensors, trainer->model(), checkpoint, kOptimizerPrefix);
   std::map<std::string, ag::Tensor> by_name(file.tensors.begin(), file.tensors.end());
   ag::Adam::State state;
-  state.t = std::stol(file.metadata.at("optimizer_steps"));
+  state.t = saved.optimizer_steps;
   const std::size_t count = trainer->model().parameters().size();
   for (std::size_t i = 0; i < count; ++i) {
     const std::string name = kOptimizerPrefix + std::to_string(i);
@@ -175,11 +261,10 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string& checkpoint) {
     state.v.push_back(by_name.at(name + ".v"));
   }
   trainer->optimizer_->set_state(state);
-  trainer->steps_done_ = std::stoll(file.metadata.at("steps_done"));
-  trainer->data_rng_ = ag::Rng::from_state(file.metadata.at("data_rng"));
-  if (file.metadata.count("seconds")) trainer->seconds_ = std::stod(file.metadata.at("seconds"));
-  for (const auto& h : nlohmann::json::parse(file.metadata.at("history")))
-    trainer->history_.push_back({h[0], h[1], h[2], h[3], h[4], h[5]});
+  trainer->steps_done_ = saved.steps_done;
+  trainer->data_rng_ = data_rng;
+  trainer->seconds_ = saved.seconds;
+  trainer->history_ = std::move(saved.history);
   return trainer;
 }
 
@@ -232,6 +317,16 @@ void from_json(const nlohmann::json& j, TrainConfig& c) {
   try {
     for_each_field(c, [&](const char* key, auto& value) {
       if (const auto it = j.find(key); it != j.end()) {
+        using T = std::decay_t<decltype(value)>;
+        // nlohmann would turn 1.5 into 1 and -5 into 2^64 - 5: only the exact type is read.
+        if constexpr (std::is_same_v<T, bool>)
+          ag::check(it->is_boolean(), "TrainConfig", key, " must be true or false, got ", it->dump());
+        else if constexpr (std::is_unsigned_v<T>)
+          ag::check(it->is_number_unsigned(), "TrainConfig", key,
+                    " must be a whole number, not negative, got ", it->dump());
+        else if constexpr (std::is_integral_v<T>)
+          ag::check(it->is_number_integer(), "TrainConfig", key, " must be a whole number, got ",
+                    it->dump());
         it->get_to(value);
         ++known;
       }
@@ -241,7 +336,8 @@ void from_json(const nlohmann::json& j, TrainConfig& c) {
   }
   if (known == j.size()) return;  // a missing key keeps its default
   const TrainConfig defaults;
-  for (const auto& [key, value] : j.items()) {
+  for (const auto& item : j.items()) {  // not a structured binding: clang 14 cannot capture one
+    const std::string& key = item.key();
     bool found = false;
     for_each_field(defaults, [&](const char* name, const auto&) { found = found || key == name; });
     ag::check(found, "TrainConfig", "unknown key '", key, "'");

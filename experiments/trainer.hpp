@@ -50,6 +50,23 @@ struct HistoryPoint {
   double train_loss, lr, eval_accuracy, eval_loss, seconds;
 };
 
+/// What a checkpoint's metadata holds besides the tensors, read strictly: whole-string
+/// numbers in range, history entries of six finite numbers with increasing steps.
+struct SavedProgress {
+  TrainConfig config;
+  std::int64_t steps_done = 0;
+  std::int64_t optimizer_steps = 0;
+  std::string data_rng;
+  std::vector<HistoryPoint> history;
+  double seconds = 0;
+};
+
+/// Reads the metadata of a checkpoint written by Trainer::save; `where` names the file in the
+/// one-line ag::Error that refuses anything else. Allocates nothing sized by the input beyond
+/// the text itself (the configuration is validated, not built).
+SavedProgress read_saved_progress(const std::map<std::string, std::string>& metadata,
+                                  const std::string& where);
+
 class Trainer {
  public:
   explicit Trainer(TrainConfig config);
@@ -58,6 +75,8 @@ class Trainer {
   static std::unique_ptr<Trainer> resume(const std::string& checkpoint);
 
   /// One optimisation step on a fresh batch; returns its training loss.
+  /// A non-finite loss or gradient norm is an ag::Error naming the step, thrown before the
+  /// weights change: the model stays as it was after the last good step.
   double step();
   /// Accuracy on the task's fixed held-out set of `sequences` sequences of `length` tokens.
   Evaluation evaluate(std::int64_t length, std::int64_t sequences);
@@ -65,6 +84,9 @@ class Trainer {
   void train(const std::function<void(const HistoryPoint&)>& on_eval = {});
   /// Calls on_step after each step with (step, loss), for progress displays.
   std::function<void(std::int64_t, double)> on_step;
+  /// Called by train() after each step and its evaluation, when the state is complete enough
+  /// to save (run_training's periodic checkpoints).
+  std::function<void()> after_step;
 
   void save(const std::string& checkpoint) const;
   /// Sets the run's total number of steps (at least the steps done). The learning-rate

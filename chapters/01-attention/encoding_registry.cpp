@@ -1,6 +1,7 @@
 #include "encoding_registry.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <charconv>
 
 namespace pe {
@@ -59,10 +60,10 @@ double number_option(const EncodingSpec& spec, const std::string& encoding,
   try {
     std::size_t used = 0;
     const double value = std::stod(it->second, &used);
-    if (used == it->second.size()) return value;
+    if (used == it->second.size() && std::isfinite(value)) return value;
   } catch (const std::exception&) {
   }
-  throw ag::Error(encoding + ": option " + key + " must be a number, got '" + it->second + "'");
+  throw ag::Error(encoding + ": option " + key + " must be a finite number, got '" + it->second + "'");
 }
 
 std::int64_t integer_option(const EncodingSpec& spec, const std::string& encoding,

@@ -1,9 +1,13 @@
 // The trainer: it learns, it resumes exactly, and it rejects bad configurations.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdlib>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "ag/io.hpp"
+#include "memory.hpp"
 #include "tiny_config.hpp"
 #include "trainer.hpp"
 
@@ -141,4 +145,141 @@ TEST(Trainer, ResumingFromABadFileIsAnError) {
   const std::string path = ::testing::TempDir() + "plain.agt";
   ag::save_tensors(path, {{"x", ag::ones({1})}});
   EXPECT_THROW(Trainer::resume(path), ag::Error);
+}
+
+namespace {
+
+// The error message of f(), or "" when it does not throw ag::Error.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const ag::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+// The checksum protects against damage, not against a crafted file: save_tensors recomputes it,
+// so each case below is a file that passes the checksum and must be refused by the metadata
+// checks, in one line, never a crash or an out-of-bounds read.
+TEST(Trainer, CraftedCheckpointMetadataIsRefusedInOneLine) {
+  TrainConfig c = tiny();
+  c.steps = 4;
+  c.eval_every = 2;
+  Trainer trainer(c);
+  trainer.train();
+  const std::string good = ::testing::TempDir() + "crafted_good.agt";
+  trainer.save(good);
+  const ag::TensorFile file = ag::load_tensor_file(good);
+  ASSERT_NO_THROW(read_saved_progress(file.metadata, good));
+
+  nlohmann::json config = nlohmann::json::parse(file.metadata.at("config"));
+  auto config_with = [&](const char* key, const nlohmann::json& value) {
+    nlohmann::json changed = config;
+    changed[key] = value;
+    return changed.dump();
+  };
+  const struct {
+    const char* key;
+    std::string value;
+    const char* error;
+  } cases[] = {
+      {"history", "[[]]", "history entry 0 is not a list of 6 numbers"},
+      {"history", "[[1]]", "history entry 0 is not a list of 6 numbers"},
+      {"history", "[[2, 1, 1, 1, 1, 1, 7]]", "not a list of 6 numbers"},
+      {"history", "[[2, 1, 1, 1, 1, \"x\"]]", "not a finite number"},
+      {"history", "[[2, null, 1, 1, 1, 1]]", "not a finite number"},
+      {"history", "[[2.5, 1, 1, 1, 1, 1]]", "step that is not a whole number"},
+      {"history", "[[9, 1, 1, 1, 1, 1]]", "has step 9"},
+      {"history", "[[2, 1, 1, 1, 1, 1], [2, 1, 1, 1, 1, 1]]", "history entry 1 has step 2"},
+      {"history", "{\"a\": 1}", "history is not a list"},
+      {"history", "[[", "history is not valid JSON"},
+      {"steps_done", "7x", "steps_done must be a whole number, got '7x'"},
+      {"steps_done", "1e5", "steps_done must be a whole number, got '1e5'"},
+      {"steps_done", "", "steps_done must be a whole number"},
+      {"steps_done", "5", "steps_done 5 is outside 0 .. 4"},
+      {"steps_done", "-1", "steps_done -1 is outside"},
+      {"optimizer_steps", "3", "optimizer_steps 3 differs from steps_done 4"},
+      {"seconds", "nan", "seconds must be a finite number"},
+      {"seconds", "1e999", "seconds must be a finite number"},
+      {"config", config_with("layers", 1000000), "layers must be from 1 to 64"},
+      {"config", config_with("seed", -5), "seed must be a whole number, not negative"},
+      {"config", config_with("steps", 4.5), "steps must be a whole number"},
+      {"config", config_with("lr", "fast"), "wrong type"},
+      {"config", config_with("causal", 1), "causal must be true or false"},
+  };
+  for (const auto& bad : cases) {
+    ag::Metadata metadata = file.metadata;
+    metadata[bad.key] = bad.value;
+    const std::string path = ::testing::TempDir() + "crafted.agt";
+    ag::save_tensors(path, file.tensors, metadata);
+    const std::string message = error_of([&] { Trainer::resume(path); });
+    EXPECT_NE(message.find(bad.error), std::string::npos)
+        << bad.key << "=" << bad.value << ": " << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
+TEST(Trainer, NonFiniteAndHugeSettingsAreRefusedBeforeTraining) {
+  const struct {
+    void (*change)(TrainConfig&);
+    const char* error;
+  } cases[] = {
+      {[](TrainConfig& c) { c.lr = std::numeric_limits<double>::infinity(); }, "lr must be a finite"},
+      {[](TrainConfig& c) { c.lr = std::nan(""); }, "lr must be a finite"},
+      {[](TrainConfig& c) { c.clip = std::numeric_limits<double>::infinity(); }, "clip must be a finite"},
+      {[](TrainConfig& c) { c.weight_decay = std::numeric_limits<double>::infinity(); }, "weight_decay must be a finite"},
+      {[](TrainConfig& c) { c.steps = std::numeric_limits<std::int64_t>::max(); }, "steps must be from 0 to"},
+      {[](TrainConfig& c) { c.warmup = -1; }, "warmup must be from 0 to"},
+      {[](TrainConfig& c) { c.max_length = 1000000; }, "max_length must be from 0 to"},
+  };
+  for (const auto& bad : cases) {
+    TrainConfig c = tiny();
+    bad.change(c);
+    const std::string message = error_of([&] { Trainer trainer(c); });
+    EXPECT_NE(message.find(bad.error), std::string::npos) << message;
+  }
+}
+
+// The figure is a rough one, but it must grow with what costs memory and refuse past the limit.
+TEST(Trainer, MemoryEstimateRefusesWhatCannotFit) {
+  TrainConfig c = tiny();
+  const double small = estimated_bytes(c, 30);
+  EXPECT_GT(small, 0);
+  c.length = 24;
+  EXPECT_GT(estimated_bytes(c, 30), small);
+  c = tiny();
+  c.encoding = "shaw";
+  c.length = 4096;  // two [T, T, D] tables per layer: gigabytes
+  EXPECT_GT(estimated_bytes(c, 30), 1e9);
+  EXPECT_GT(estimated_bytes(tiny(), 30, 100000), 1e11);  // evaluating at 100000 tokens
+
+  ::setenv("PE_MEMORY_LIMIT_BYTES", "1000", 1);
+  const std::string message = error_of([] { Trainer trainer(tiny()); });
+  ::unsetenv("PE_MEMORY_LIMIT_BYTES");
+  EXPECT_NE(message.find("memory: training this configuration needs about"), std::string::npos)
+      << message;
+  EXPECT_NO_THROW(Trainer trainer(tiny()));
+}
+
+// A learning rate of 1e3 blows up within a few steps: training stops at the first non-finite
+// loss or gradient, naming the step, and the weights are still those of the last good step.
+TEST(Trainer, DivergenceStopsTrainingAtTheStep) {
+  TrainConfig c = tiny();
+  c.lr = 1e3;
+  c.warmup = 0;
+  Trainer trainer(c);
+  const std::string message = error_of([&] { trainer.train(); });
+  EXPECT_NE(message.find("training diverged at step " + std::to_string(trainer.steps_done() + 1)),
+            std::string::npos)
+      << message;
+  EXPECT_LT(trainer.steps_done(), c.steps);
+  for (const ag::Tensor& p : trainer.model().parameters())
+    for (double v : p.to_vector()) ASSERT_TRUE(std::isfinite(v));
+  const std::string path = ::testing::TempDir() + "diverged.agt";
+  trainer.save(path);
+  EXPECT_NO_THROW(Trainer::resume(path));
 }

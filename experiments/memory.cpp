@@ -1,0 +1,66 @@
+#include "memory.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "ag/error.hpp"
+#include "trainer.hpp"
+
+namespace pe {
+
+double estimated_bytes(const TrainConfig& c, std::int64_t vocab, std::int64_t eval_length) {
+  const double kFloat = 4;  // the model trains in float32
+  const double C = double(c.model.width), F = double(c.model.ffn_width),
+               H = double(c.model.heads), L = double(c.model.layers), V = double(vocab);
+  const double D = C / H;
+  const double longest = double(c.max_length > 0 ? c.max_length : c.length);
+  // Embedding, output head, and per layer four projections, the feed-forward and the norms;
+  // a learned table of positions is at most longest * C more.
+  const double parameters = 2 * V * C + L * (4 * C * C + 2 * C * F + 6 * C) + longest * C;
+  const bool training = eval_length <= 0;
+  const double T = training ? double(c.length) : double(eval_length);
+  const double B = training ? double(c.batch) : double(std::min<std::int64_t>(64, c.eval_sequences));
+  // Per layer: about a dozen [B, T, C] tensors, three [B, T, F], and four [B, H, T, T] (scores,
+  // mask, softmax, weights); Shaw's encoding gathers two [T, T, D] tables and their products.
+  double per_layer = B * T * (12 * C + 3 * F) + 4 * B * H * T * T;
+  if (c.encoding == "shaw") per_layer += 2 * T * T * D * 2;
+  const double activations = L * per_layer + 3 * B * T * V;  // logits, softmax, gradient
+  // Training keeps every activation and its gradient; parameters, gradients, m and v.
+  if (training) return kFloat * (4 * parameters + 2 * activations);
+  return kFloat * (parameters + activations);
+}
+
+double available_bytes() {
+  if (const char* limit = std::getenv("PE_MEMORY_LIMIT_BYTES")) return std::atof(limit);
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  double kilobytes = 0;
+  std::string unit;
+  while (meminfo >> key >> kilobytes >> unit)
+    if (key == "MemAvailable:") return kilobytes * 1024;
+  return 0;
+}
+
+namespace {
+std::string gigabytes(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g GB", bytes / 1e9);
+  return text;
+}
+}  // namespace
+
+void check_memory(const TrainConfig& config, std::int64_t vocab, std::int64_t eval_length) {
+  const double needed = estimated_bytes(config, vocab, eval_length);
+  const double available = available_bytes();
+  if (available <= 0 || needed <= available) return;
+  const std::string what = eval_length > 0
+                               ? "evaluating at length " + std::to_string(eval_length)
+                               : std::string("training this configuration");
+  throw ag::Error("memory: " + what + " needs about " + gigabytes(needed) + " but only " +
+                  gigabytes(available) +
+                  " is available (a shorter length, a smaller batch or model would fit)");
+}
+
+}  // namespace pe
