@@ -18,31 +18,14 @@
 
 #include "ag/io.hpp"
 
-#ifndef PE_BINARY
-#error "PE_BINARY must name the pe executable"
-#endif
+#include "run_pe.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Outcome {
-  int exit_code;  // -1 when the process died from a signal (a crash)
-  std::string output;
-  int lines() const { return int(std::count(output.begin(), output.end(), '\n')); }
-};
-
-Outcome run(const std::string& args) {
-  const std::string command = std::string(PE_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return {-2, "popen failed"};
-  Outcome outcome{0, ""};
-  std::array<char, 4096> buffer;
-  while (std::fgets(buffer.data(), buffer.size(), pipe)) outcome.output += buffer.data();
-  const int status = pclose(pipe);
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return outcome;
-}
+using pe_test::Outcome;
+using pe_test::run;
 
 std::string temp_dir(const std::string& name) {
   const std::string dir = ::testing::TempDir() + "pe_robust_" + name;

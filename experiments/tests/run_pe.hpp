@@ -1,0 +1,35 @@
+// Runs the real `pe` binary as a reader would, for the command-line tests.
+#pragma once
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <string>
+
+#ifndef PE_BINARY
+#error "PE_BINARY must name the pe executable"
+#endif
+
+namespace pe_test {
+
+struct Outcome {
+  int exit_code;  // -1 when the process died from a signal (a crash)
+  std::string output;
+  int lines() const { return int(std::count(output.begin(), output.end(), '\n')); }
+};
+
+/// `pe <args>` with stderr joined to stdout.
+inline Outcome run(const std::string& args) {
+  const std::string command = std::string(PE_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return {-2, "popen failed"};
+  Outcome outcome{0, ""};
+  std::array<char, 4096> buffer;
+  while (std::fgets(buffer.data(), buffer.size(), pipe)) outcome.output += buffer.data();
+  const int status = pclose(pipe);
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return outcome;
+}
+
+}  // namespace pe_test
