@@ -38,7 +38,7 @@ struct TrainFlags {
   std::vector<std::string> encoding_options, task_options;
   std::vector<std::int64_t> eval_lengths;
   std::string out, resume;
-  bool no_figures = false, quiet = false;
+  bool no_figures = false, quiet = false, profile = false;
 };
 
 // The options that make up a TrainConfig. Their values are checked in one place,
@@ -112,6 +112,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--out", flags->out, "output folder (default results/<encoding>-<task>-l<layers>-h<heads>-s<seed>)");
   cmd->add_flag("--no-figures", flags->no_figures, "skip the PNG figures");
   cmd->add_flag("--quiet,-q", flags->quiet, "no progress output");
+  cmd->add_flag("--profile", flags->profile,
+                "time every op of the training steps and print where the time went");
   auto* resume = cmd->add_option("--resume", flags->resume,
                                  "continue the run saved in this checkpoint (the configuration "
                                  "comes from it; --steps sets the new total)")
@@ -129,7 +131,9 @@ void add_train_command(CLI::App& app) {
     options.eval_lengths = flags->eval_lengths;
     options.progress = !flags->quiet;
     options.figures = !flags->no_figures;
+    options.profile = flags->profile;
     const RunSummary summary = run_training(config, options);
+    if (options.profile) std::printf("%s\n", summary.profile.c_str());
     print_evaluations(summary.final);
     std::printf("trained in %.1f s; results in %s/\n", summary.train_seconds, summary.out_dir.c_str());
   });
@@ -276,6 +280,10 @@ void add_table_command(CLI::App& app) {
   cmd->add_option("--tasks", flags->tasks, "tasks")->delimiter(',')->capture_default_str();
   cmd->add_option("--layers", flags->layers, "layer counts to run")->delimiter(',')->capture_default_str();
   cmd->add_flag("--fast", flags->fast, "a quick version: fewer steps and held-out sequences");
+  cmd->add_option("--jobs,-j", flags->jobs,
+                  "runs trained at once, one OpenMP thread each (0: one per core; 1: one "
+                  "after the other with every core)")
+      ->capture_default_str();
   cmd->add_flag("--reuse", flags->reuse,
                 "take runs already finished in the output folder with the same configuration");
   cmd->callback([flags] { run_table(*flags); });

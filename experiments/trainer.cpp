@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ag/io.hpp"
+#include "ag/profile.hpp"
 
 namespace pe {
 
@@ -91,6 +92,8 @@ double Trainer::step() {
 // [train-step]
 
 Evaluation Trainer::evaluate(std::int64_t length, std::int64_t sequences) {
+  // One row in a profile: held-out evaluation is not part of a training step.
+  ag::profile::Scope profile_scope("evaluate", ag::profile::Phase::other);
   ag::NoGradGuard no_grad;
   const Batch batch = task_->held_out(sequences, length, config_.seed);
   Evaluation result;

@@ -2,6 +2,7 @@
 #include <unordered_map>
 
 #include "ag/ops.hpp"
+#include "ag/profile.hpp"
 #include "impl.hpp"
 
 namespace ag {
@@ -80,10 +81,20 @@ void run_backward(const Tensor& root, const Tensor& seed) {
   // before its node runs, which the topological order guarantees.
   std::unordered_map<Node*, Tensor> pending;
   pending[root.grad_fn().get()] = seed;
-  for (Node* node : topological_order(root)) {
+  std::vector<Node*> order;
+  {
+    profile::Scope scope("topological_order", profile::Phase::backward);
+    order = topological_order(root);
+  }
+  for (Node* node : order) {
     Tensor grad_output = std::move(pending[node]);
     pending.erase(node);
-    std::vector<Tensor> grads = node->backward(grad_output);
+    std::vector<Tensor> grads;
+    {
+      profile::Scope scope(node->op.c_str(), profile::Phase::backward);
+      grads = node->backward(grad_output);
+    }
+    profile::Scope scope("accumulate gradients", profile::Phase::backward);
     check(grads.size() == node->inputs.size(), node->op.c_str(), "backward rule returned ",
           grads.size(), " gradients for ", node->inputs.size(), " inputs");
     for (std::size_t i = 0; i < grads.size(); ++i) {

@@ -5,6 +5,7 @@
 #include <xtensor/xbroadcast.hpp>
 
 #include "ag/ops.hpp"
+#include "ag/profile.hpp"
 #include "impl.hpp"
 
 namespace ag {
@@ -44,6 +45,7 @@ Tensor broadcast_to(const Tensor& g, const Shape& shape) {
 }  // namespace
 
 Tensor sum(const Tensor& x, std::vector<std::int64_t> axes, bool keepdim) {
+  profile::Scope profile_scope("sum");
   axes = normalize_axes("sum", std::move(axes), x.dim());
   const Shape kept = reduced_shape(x.shape(), axes, true);
   Tensor out = empty(reduced_shape(x.shape(), axes, keepdim), x.dtype());
@@ -57,12 +59,14 @@ Tensor sum(const Tensor& x, std::vector<std::int64_t> axes, bool keepdim) {
 }
 
 Tensor sum(const Tensor& x) {
+  profile::Scope profile_scope("sum");
   std::vector<std::int64_t> all(static_cast<std::size_t>(x.dim()));
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::int64_t>(i);
   return sum(x, all, false);
 }
 
 Tensor mean(const Tensor& x, std::vector<std::int64_t> axes, bool keepdim) {
+  profile::Scope profile_scope("mean");
   axes = normalize_axes("mean", std::move(axes), x.dim());
   std::int64_t count = 1;
   for (auto axis : axes) count *= x.shape()[axis];
@@ -71,11 +75,13 @@ Tensor mean(const Tensor& x, std::vector<std::int64_t> axes, bool keepdim) {
 }
 
 Tensor mean(const Tensor& x) {
+  profile::Scope profile_scope("mean");
   check(x.numel() > 0, "mean", "of an empty tensor");
   return mul(sum(x), 1.0 / double(x.numel()));
 }
 
 Tensor max(const Tensor& x, std::int64_t axis, bool keepdim) {
+  profile::Scope profile_scope("max");
   axis = normalize_axis("max", axis, x.dim());
   const std::int64_t n = x.shape()[axis];
   check(n > 0, "max", "over an empty axis ", axis, " of shape ", shape_string(x.shape()));
