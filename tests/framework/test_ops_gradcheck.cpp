@@ -18,6 +18,20 @@ TEST(OpGradcheck, AddSubMulDivSameShape) {
   EXPECT_GRADCHECK([](const Inputs& x) { return div(x[0], x[1]); }, {a, b});
 }
 
+TEST(OpGradcheck, ScalarOperandGivesTheValuesOfItsFullCopy) {
+  // x op s for a one-element s runs the kernel over a buffer of copies of s; each value must
+  // equal x op (s repeated to x's shape), which the same-shape kernel computes. 600 elements
+  // cross the buffer's length twice.
+  Tensor x = random_input({3, 200}, 37), s = positive_input({1}, 38);
+  const Tensor full = add(mul(x, 0.0), s);  // s in every element of x's shape
+  EXPECT_EQ(add(x, s).to_vector(), add(x, full).to_vector());
+  EXPECT_EQ(sub(x, s).to_vector(), sub(x, full).to_vector());
+  EXPECT_EQ(mul(x, s).to_vector(), mul(x, full).to_vector());
+  EXPECT_EQ(div(x, s).to_vector(), div(x, full).to_vector());
+  Tensor small = random_input({2, 3}, 39), s0 = positive_input({1}, 40);
+  EXPECT_GRADCHECK([](const Inputs& v) { return div(v[0], v[1]); }, {small, s0});
+}
+
 TEST(OpGradcheck, BroadcastingTrailingBias) {
   Tensor x = random_input({2, 3, 4}, 3), bias = random_input({4}, 4);
   EXPECT_GRADCHECK([](const Inputs& v) { return add(v[0], v[1]); }, {x, bias});
