@@ -75,10 +75,14 @@ bool is_gemm(const std::string& op) {
 namespace {
 const char* phase_name(Phase phase) {
   switch (phase) {
-    case Phase::forward: return "forward";
-    case Phase::backward: return "backward";
-    case Phase::optimizer: return "optimizer";
-    case Phase::other: return "other";
+    case Phase::forward:
+      return "forward";
+    case Phase::backward:
+      return "backward";
+    case Phase::optimizer:
+      return "optimizer";
+    case Phase::other:
+      return "other";
   }
   return "?";
 }

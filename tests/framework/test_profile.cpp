@@ -29,11 +29,15 @@ TEST(Profile, CountsEachOpOfAKnownGraphForwardAndBackward) {
   const profile::Report report = profile::stop();
   using P = profile::Phase;
   const std::map<std::pair<std::string, P>, std::int64_t> expected{
-      {{"matmul", P::forward}, 1},  {{"add", P::forward}, 1},
-      {{"relu", P::forward}, 1},    {{"mean", P::forward}, 1},  // its inner ops are its own
+      {{"matmul", P::forward}, 1},
+      {{"add", P::forward}, 1},
+      {{"relu", P::forward}, 1},
+      {{"mean", P::forward}, 1},  // its inner ops are its own
       // mean is sum then mul on the tape, so backward runs those two rules
-      {{"mul", P::backward}, 1},    {{"sum", P::backward}, 1},
-      {{"relu", P::backward}, 1},   {{"add", P::backward}, 1},
+      {{"mul", P::backward}, 1},
+      {{"sum", P::backward}, 1},
+      {{"relu", P::backward}, 1},
+      {{"add", P::backward}, 1},
       {{"matmul", P::backward}, 1},
       // once per gradient sent: to mul's, sum's, relu's and add's outputs, twice to h (add
       // sends one to each of its inputs), to x and to w

@@ -54,8 +54,10 @@ class Scope {
   }
   ~Scope() {
     if (active_) {
-      if (outermost_) detail::end(op_, phase_, start_ns_);
-      else detail::end(nullptr, phase_, 0);
+      if (outermost_)
+        detail::end(op_, phase_, start_ns_);
+      else
+        detail::end(nullptr, phase_, 0);
     }
   }
   Scope(const Scope&) = delete;
