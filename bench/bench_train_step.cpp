@@ -1,7 +1,9 @@
 // One training step of the reference model (1 layer, 1 head, width 256, feed-forward 1024,
 // batch 64, length 32): forward, backward and an AdamW step, timed with 1 and 2 threads.
+// --layers and --heads change the model (the 8-layer NoPE run: --layers 8); --profile also
+// prints where the time of the steps at 1 thread went, op by op (ag/profile.hpp).
 //
-//   bench_train_step [--steps N]
+//   bench_train_step [--steps N] [--layers L] [--heads H] [--profile]
 #include <omp.h>
 #include <sys/resource.h>
 
@@ -12,6 +14,7 @@
 #include <string>
 
 #include "ag/optim.hpp"
+#include "ag/profile.hpp"
 #include "decoder.hpp"
 
 namespace {
@@ -56,28 +59,44 @@ double median_ms(pe::Decoder& model, ag::AdamW& optimizer, ag::Rng& rng, int ste
 
 int main(int argc, char** argv) {
   int steps = 20;
+  bool profile = false;
+  pe::DecoderConfig config;  // the reference model
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--steps" && i + 1 < argc) {
       steps = std::stoi(argv[++i]);
+    } else if (arg == "--layers" && i + 1 < argc) {
+      config.layers = std::stoi(argv[++i]);
+    } else if (arg == "--heads" && i + 1 < argc) {
+      config.heads = std::stoi(argv[++i]);
+    } else if (arg == "--profile") {
+      profile = true;
     } else {
-      std::cerr << "bench_train_step: unknown option '" << arg << "' (expected --steps N)\n";
+      std::cerr << "bench_train_step: unknown option '" << arg
+                << "' (expected --steps N, --layers L, --heads H or --profile)\n";
       return 2;
     }
   }
   const std::int64_t B = 64, T = 32;
-  pe::DecoderConfig config;  // the reference model
   ag::Rng rng(0);
   pe::Decoder model(config, std::make_shared<pe::NoEncoding>(), rng);
   ag::AdamW optimizer(model.parameters(), 1e-3);
   const double gflop = step_flops(config, B, T) / 1e9;
-  std::printf("reference step: batch %ld, length %ld, %.2f GFLOP of matmul per step\n", long(B),
-              long(T), gflop);
+  std::printf("reference step: batch %ld, length %ld, %ld layers, %ld heads, %.2f GFLOP of matmul per step\n",
+              long(B), long(T), long(config.layers), long(config.heads), gflop);
   for (int threads : {1, 2}) {
     omp_set_num_threads(threads);
     const double ms = median_ms(model, optimizer, rng, steps, config, B, T);
     std::printf("threads %d: %8.1f ms/step (median of %d)  %6.1f GFLOP/s of matmul\n", threads, ms,
                 steps, gflop / (ms / 1e3));
+  }
+  if (profile) {
+    omp_set_num_threads(1);
+    ag::profile::start();
+    median_ms(model, optimizer, rng, steps, config, B, T);
+    const ag::profile::Report report = ag::profile::stop();
+    std::printf("\nprofile at 1 thread, %d steps (the 2 warm-up steps included):\n%s", steps + 2,
+                ag::profile::format(report, steps + 2).c_str());
   }
   struct rusage usage;
   getrusage(RUSAGE_SELF, &usage);

@@ -48,7 +48,7 @@ struct TrainFlags {
   std::vector<std::int64_t> eval_lengths;
   std::string out, resume;
   std::int64_t save_every = 500;
-  bool no_figures = false, quiet = false;
+  bool no_figures = false, quiet = false, profile = false;
 };
 
 // The options that make up a TrainConfig. Their values are checked in one place,
@@ -128,6 +128,8 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t(0), std::int64_t(1000000000)));
   cmd->add_flag("--quiet,-q", flags->quiet, "no progress output");
+  cmd->add_flag("--profile", flags->profile,
+                "time every op of the training steps and print where the time went");
   auto* resume = cmd->add_option("--resume", flags->resume,
                                  "continue the run saved in this checkpoint (the configuration "
                                  "comes from it; --steps sets the new total)")
@@ -146,7 +148,9 @@ void add_train_command(CLI::App& app) {
     options.progress = !flags->quiet;
     options.figures = !flags->no_figures;
     options.save_every = flags->save_every;
+    options.profile = flags->profile;
     const RunSummary summary = run_training(config, options);
+    if (options.profile) std::printf("%s\n", summary.profile.c_str());
     print_evaluations(summary.final);
     std::printf("trained in %.1f s; results in %s/\n", summary.train_seconds, summary.out_dir.c_str());
   });
@@ -301,6 +305,10 @@ void add_table_command(CLI::App& app) {
   cmd->add_option("--tasks", flags->tasks, "tasks")->delimiter(',')->capture_default_str();
   cmd->add_option("--layers", flags->layers, "layer counts to run")->delimiter(',')->capture_default_str();
   cmd->add_flag("--fast", flags->fast, "a quick version: fewer steps and held-out sequences");
+  cmd->add_option("--jobs,-j", flags->jobs,
+                  "runs trained at once, one OpenMP thread each (0: one per core; 1: one "
+                  "after the other with every core)")
+      ->capture_default_str();
   cmd->add_flag("--reuse", flags->reuse,
                 "take runs already finished in the output folder with the same configuration");
   cmd->callback([flags] { run_table(*flags); });

@@ -1,11 +1,15 @@
 #include "run.hpp"
 
+#include <omp.h>
 #include <signal.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <exception>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +18,8 @@
 
 #include "ag/files.hpp"
 #include "ag/io.hpp"
+#include "ag/profile.hpp"
+#include "ag/simd.hpp"
 #include "figures.hpp"
 #include "memory.hpp"
 #include "progress.hpp"
@@ -34,7 +40,8 @@ std::map<std::string, std::string> build_versions() {
   return {{"git_commit", PE_GIT_COMMIT},
           {"compiler", std::string("g++ ") + __VERSION__},
           {"build_type", PE_BUILD_TYPE},
-          {"simd", PE_ARCH_NAME}};
+          {"arch", PE_ARCH_NAME},               // what the build was compiled for
+          {"simd", ag::simd_path_name()}};  // the kernels this machine ran: same path, same bits
 }
 
 std::map<std::int64_t, Evaluation> evaluate_lengths(Trainer& trainer,
@@ -213,6 +220,7 @@ RunSummary train_and_write(Trainer& trainer, const RunOptions& options,
       std::snprintf(status, sizeof status, "loss %.4f", loss);
       progress.update(step, status);
     };
+  if (options.profile) ag::profile::start();
   std::int64_t saved_at = 0;  // the step of this run's last checkpoint
   if (options.save_every > 0)
     trainer.after_step = [&] {
@@ -241,6 +249,8 @@ RunSummary train_and_write(Trainer& trainer, const RunOptions& options,
   trainer.after_step = nullptr;
 
   RunSummary summary;
+  if (options.profile)
+    summary.profile = ag::profile::format(ag::profile::stop(), trainer.steps_done());
   summary.out_dir = options.out_dir;
   summary.final = evaluate_lengths(trainer, lengths, config.eval_sequences);
   summary.train_seconds = trainer.seconds();
@@ -262,6 +272,7 @@ RunSummary train_and_write(Trainer& trainer, const RunOptions& options,
                         {"seed", config.seed},
                         {"parameters", trainer.model().parameter_count()},
                         {"versions", build_versions()},
+                        {"threads", omp_get_max_threads()},
                         {"history", history_json(trainer.history())},
                         {"final", final_json},
                         {"train_seconds", summary.train_seconds},
@@ -295,8 +306,54 @@ RunSummary run_training(const TrainConfig& requested, const RunOptions& options)
   }
 }
 
-std::vector<FinishedRun> run_or_reuse(const std::vector<PlannedRun>& runs, bool reuse) {
+namespace {
+
+// Trains runs[i] for each i in `todo`, `jobs` at a time, each on a thread of its own with one
+// OpenMP thread. An error in one run stops the others from starting and is thrown again here.
+void train_in_parallel(const std::vector<PlannedRun>& runs, const std::vector<std::size_t>& todo,
+                       int jobs, std::vector<FinishedRun>& finished) {
+  std::mutex mutex;
+  std::size_t next = 0, done = 0;
+  std::exception_ptr error;
+  auto worker = [&] {
+    omp_set_num_threads(1);  // this thread's OpenMP setting: the run's kernels stay on it
+    for (;;) {
+      std::size_t i;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (error || next == todo.size()) return;
+        i = todo[next++];
+        std::fprintf(stderr, "run %zu/%zu: training into %s\n", i + 1, runs.size(),
+                     runs[i].out_dir.c_str());
+      }
+      try {
+        RunOptions where;
+        where.out_dir = runs[i].out_dir;
+        where.progress = false;  // bars of several runs would overwrite each other
+        RunSummary summary = run_training(runs[i].config, where);
+        std::lock_guard<std::mutex> lock(mutex);
+        finished[i].summary = std::move(summary);
+        ++done;
+        std::fprintf(stderr, "finished %zu of %zu: %s\n", done, todo.size(),
+                     result_line(finished[i]).c_str());
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!error) error = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < std::min<int>(jobs, int(todo.size())); ++t) threads.emplace_back(worker);
+  for (auto& thread : threads) thread.join();
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace
+
+std::vector<FinishedRun> run_or_reuse(const std::vector<PlannedRun>& runs, bool reuse, int jobs) {
+  ag::check(jobs >= 1, "run_or_reuse", "jobs must be at least 1, got ", jobs);
   std::vector<FinishedRun> finished;
+  std::vector<std::size_t> todo;  // runs to train
   for (const PlannedRun& planned : runs) {
     const std::string at = "run " + std::to_string(finished.size() + 1) + "/" +
                            std::to_string(runs.size()) + ": ";
@@ -308,14 +365,17 @@ std::vector<FinishedRun> run_or_reuse(const std::vector<PlannedRun>& runs, bool 
                    planned.out_dir.c_str());
       run.summary = *earlier;
       run.reused = true;
-    } else {
+    } else if (jobs == 1) {
       std::fprintf(stderr, "%straining into %s\n", at.c_str(), planned.out_dir.c_str());
       RunOptions where;
       where.out_dir = planned.out_dir;
       run.summary = run_training(planned.config, where);
+    } else {
+      todo.push_back(finished.size());
     }
     finished.push_back(std::move(run));
   }
+  if (!todo.empty()) train_in_parallel(runs, todo, jobs, finished);
   return finished;
 }
 

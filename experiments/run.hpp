@@ -28,12 +28,15 @@ struct RunOptions {
   /// A checkpoint every this many steps during training (0: only at the end), each written
   /// atomically over the last, so that a killed run resumes from it.
   std::int64_t save_every = 500;
+  /// Time every op of the training steps (ag/profile.hpp) into RunSummary::profile.
+  bool profile = false;
 };
 
 struct RunSummary {
   std::string out_dir;
   std::map<std::int64_t, Evaluation> final;  ///< by evaluation length
   double train_seconds = 0, wall_seconds = 0;
+  std::string profile;  ///< with RunOptions::profile: the table of ag::profile::format
 };
 
 /// Trains (or resumes) a run, then writes the files above into options.out_dir, each
@@ -62,11 +65,15 @@ struct FinishedRun {
   bool reused = false;
 };
 
-/// The one run-or-reuse path of `pe table` and the chapters' experiments: each run in order,
-/// taken as it is when it finished in its folder with exactly this configuration
-/// (load_finished_run) and `reuse` is set, trained (run_training, with a progress display)
-/// otherwise. Says on stderr which run it is at, and which ones it reuses.
-std::vector<FinishedRun> run_or_reuse(const std::vector<PlannedRun>& runs, bool reuse);
+/// The one run-or-reuse path of `pe table` and the chapters' experiments: each run taken as
+/// it is when it finished in its folder with exactly this configuration (load_finished_run)
+/// and `reuse` is set, trained (run_training) otherwise. With jobs = 1 the runs train one
+/// after the other with a progress display and every OpenMP thread; with jobs > 1, up to
+/// `jobs` runs train at once on threads of their own, each with one OpenMP thread and no
+/// progress bar (a run's numbers do not depend on the thread count). Says on stderr which run
+/// it is at, and which ones it reuses. Returns the runs in the order given.
+std::vector<FinishedRun> run_or_reuse(const std::vector<PlannedRun>& runs, bool reuse,
+                                      int jobs = 1);
 
 /// A finished run's result on one line, as the chapters print them: encoding, task, layers,
 /// heads, steps, seed, held-out accuracy and loss at the training length, training time:

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "ag/files.hpp"
 #include "run.hpp"
@@ -32,10 +33,15 @@ void run_table(const TableOptions& options) {
                                        std::to_string(layers)});
       }
 
+  ag::check(options.jobs >= 0, "table", "--jobs must be 0 (one per core) or more, got ",
+            options.jobs);
+  const int jobs = options.jobs > 0 ? options.jobs
+                                    : int(std::max(1u, std::thread::hardware_concurrency()));
+
   nlohmann::json rows = nlohmann::json::array();
   std::string markdown = "| encoding | task | layers | steps | accuracy | train time (s) |\n"
                          "|---|---|---|---|---|---|\n";
-  for (const FinishedRun& run : run_or_reuse(planned, options.reuse)) {
+  for (const FinishedRun& run : run_or_reuse(planned, options.reuse, jobs)) {
     const TrainConfig& c = run.config;
     const Evaluation& e = run.summary.final.at(c.length);
     char line[256];

@@ -18,6 +18,9 @@ struct TableOptions {
   /// Take the results of a run already finished in its folder with the same configuration
   /// instead of training it again (the table marks such rows).
   bool reuse = false;
+  /// Runs trained at once, each with one OpenMP thread (0: one per core; 1: one after the
+  /// other, each with every core).
+  int jobs = 0;
 };
 
 /// Runs every (encoding, task, layers) combination with the reference model, writes

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "ag/io.hpp"
+#include "ag/profile.hpp"
 #include "memory.hpp"
 
 namespace pe {
@@ -103,6 +104,8 @@ double Trainer::step() {
 // [train-step]
 
 Evaluation Trainer::evaluate(std::int64_t length, std::int64_t sequences) {
+  // One row in a profile: held-out evaluation is not part of a training step.
+  ag::profile::Scope profile_scope("evaluate", ag::profile::Phase::other);
   ag::NoGradGuard no_grad;
   const Batch batch = task_->held_out(sequences, length, config_.seed);
   Evaluation result;

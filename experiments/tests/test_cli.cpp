@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -114,6 +115,36 @@ TEST(Cli, TableReusesOnlyFinishedRunsWithTheSameConfiguration) {
   const Outcome damaged = run(table + " --steps 4 --reuse");  // after a progress line
   EXPECT_GT(damaged.exit_code, 0) << damaged.output;
   EXPECT_NE(damaged.output.find("not valid JSON"), std::string::npos) << damaged.output;
+}
+
+// `pe table --jobs 2` trains two runs at once, one OpenMP thread each: the table keeps the
+// planned order, each run.json says 1 thread, and the numbers equal those of the same runs
+// trained one after the other with one thread.
+TEST(Cli, TableJobsGiveTheNumbersOfSingleThreadedRuns) {
+  const std::string tasks = "table --encodings none --tasks shiftk,alternating --steps 3 ";
+  const std::string parallel = temp_dir("table_jobs2"), sequential = temp_dir("table_jobs1");
+  const Outcome two = run(tasks + "--jobs 2 --out " + parallel);
+  ASSERT_EQ(two.exit_code, 0) << two.output;
+  setenv("OMP_NUM_THREADS", "1", 1);
+  const Outcome one = run(tasks + "--jobs 1 --out " + sequential);
+  unsetenv("OMP_NUM_THREADS");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  auto rows = [](const std::string& dir) {
+    std::ifstream in(dir + "/table.json");
+    return nlohmann::json::parse(in)["rows"];
+  };
+  const auto a = rows(parallel), b = rows(sequential);
+  ASSERT_EQ(a.size(), 2u);
+  ASSERT_EQ(b.size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(a[i]["task"], i == 0 ? "shiftk" : "alternating");
+    EXPECT_EQ(a[i]["task"], b[i]["task"]);
+    EXPECT_EQ(a[i]["loss"].get<double>(), b[i]["loss"].get<double>()) << a[i]["task"];
+    EXPECT_EQ(a[i]["accuracy"].get<double>(), b[i]["accuracy"].get<double>());
+    std::ifstream in(a[i]["run"].get<std::string>() + "/run.json");
+    EXPECT_EQ(nlohmann::json::parse(in)["threads"].get<int>(), 1);
+  }
+  expect_one_line_error(run(tasks + "--jobs -1 --out " + parallel), "--jobs");
 }
 
 // --vector goes through the encoding's rotate hook: RoPE turns (1, 0) of plane 0 by p radians

@@ -2,6 +2,7 @@
 #include <unordered_map>
 
 #include "ag/ops.hpp"
+#include "ag/profile.hpp"
 #include "impl.hpp"
 
 namespace ag {
@@ -56,14 +57,22 @@ namespace {
 // a gradient sent to another input (add sends the same tensor to both), so it is never
 // written to. Only a fan-in pays for a new tensor.
 void accumulate(Tensor& total, const Tensor& increment) {
+  profile::Scope scope("accumulate gradients", profile::Phase::backward);
   total = total.defined() ? add(total, increment) : increment;
 }
 
 // A leaf's gradient outlives the sweep and grows in place across calls, so it gets storage
 // of its own on the first arrival.
 void accumulate_leaf(const Tensor& leaf, const Tensor& increment) {
+  profile::Scope scope("accumulate gradients", profile::Phase::backward);
   if (Tensor total = leaf.grad(); total.defined()) add_into(total, increment);
   else leaf.impl().grad = increment.clone().impl_ptr();
+}
+
+// A node's backward rule, timed under its op's name while profiling is on (ag/profile.hpp).
+std::vector<Tensor> run_rule(Node& node, const Tensor& grad_output) {
+  profile::Scope scope(node.op.c_str(), profile::Phase::backward);
+  return node.backward(grad_output);
 }
 
 void run_backward(const Tensor& root, const Tensor& seed) {
@@ -83,7 +92,7 @@ void run_backward(const Tensor& root, const Tensor& seed) {
   for (Node* node : topological_order(root)) {
     Tensor grad_output = std::move(pending[node]);
     pending.erase(node);
-    std::vector<Tensor> grads = node->backward(grad_output);
+    std::vector<Tensor> grads = run_rule(*node, grad_output);
     check(grads.size() == node->inputs.size(), node->op.c_str(), "backward rule returned ",
           grads.size(), " gradients for ", node->inputs.size(), " inputs");
     for (std::size_t i = 0; i < grads.size(); ++i) {

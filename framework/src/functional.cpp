@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "ag/functional.hpp"
+#include "ag/profile.hpp"
 #include "impl.hpp"
 #include "layernorm.hpp"
 #include "softmax.hpp"
@@ -22,6 +23,7 @@ std::pair<std::size_t, std::size_t> rows_cols(const char* op, const Tensor& x) {
 }  // namespace
 
 Tensor softmax(const Tensor& x) {
+  profile::Scope profile_scope("softmax");
   std::size_t rows, cols;  // not a structured binding: clang 14 cannot capture one in a lambda
   std::tie(rows, cols) = rows_cols("softmax", x);
   Tensor y = empty(x.shape(), x.dtype());
@@ -41,6 +43,7 @@ Tensor softmax(const Tensor& x) {
 }
 
 Tensor log_softmax(const Tensor& x) {
+  profile::Scope profile_scope("log_softmax");
   // The max is a constant shift (it cancels in the formula), so it is detached: only the
   // numerics need it, not the gradient.
   Tensor shifted = sub(x, max(x, -1, true).detach());
@@ -48,6 +51,7 @@ Tensor log_softmax(const Tensor& x) {
 }
 
 Tensor cross_entropy(const Tensor& logits, const Indices& targets, std::int64_t ignore_index) {
+  profile::Scope profile_scope("cross_entropy");
   check(logits.dim() == 2, "cross_entropy", "logits must be [N, V], got ",
         shape_string(logits.shape()));
   const std::int64_t N = logits.size(0), V = logits.size(1);
@@ -71,6 +75,7 @@ Tensor cross_entropy(const Tensor& logits, const Indices& targets, std::int64_t 
 }
 
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps) {
+  profile::Scope profile_scope("layer_norm");
   std::size_t rows, cols;  // not a structured binding: clang 14 cannot capture one in a lambda
   std::tie(rows, cols) = rows_cols("layer_norm", x);
   check(gamma.shape() == Shape{x.size(-1)} && beta.shape() == Shape{x.size(-1)}, "layer_norm",
@@ -103,6 +108,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
 }
 
 Tensor gelu(const Tensor& x) {
+  profile::Scope profile_scope("gelu");
   const double c = std::sqrt(2.0 / M_PI);
   Tensor inner = mul(add(x, mul(pow(x, 3.0), 0.044715)), c);
   return mul(mul(x, 0.5), add(tanh(inner), 1.0));

@@ -2,12 +2,15 @@
 // time (+ - * /, exp, relu), a plain loop (map_values) for the other functions, and
 // xtensor's broadcasting only for shapes the kernels do not cover. Each backward rule is a
 // line or two of ops on the incoming gradient.
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <xtensor/xmath.hpp>
 
 #include "ag/ops.hpp"
 #include "elementwise.hpp"
+#include "ag/profile.hpp"
 #include "impl.hpp"
 
 namespace ag {
@@ -61,6 +64,14 @@ Tensor binary_values(const char* op, Binary kind, const Tensor& a, const Tensor&
       for (std::size_t r = 0; r < n / block; ++r)
         binary_kernel(kind, a.data<T>() + r * block, b.data<T>(), out.data<T>() + r * block,
                       block);
+    } else if (a.shape() == shape && b.numel() == 1) {
+      // x op scalar (attention's 1/sqrt(D)): the scalar repeated in a small buffer, so that
+      // the kernel runs over the whole of a; xtensor's broadcast was 10x slower.
+      std::array<T, 256> repeated;
+      repeated.fill(b.data<T>()[0]);
+      for (std::size_t at = 0; at < n; at += repeated.size())
+        binary_kernel(kind, a.data<T>() + at, repeated.data(), out.data<T>() + at,
+                      std::min(repeated.size(), n - at));
     } else {
       xt::xarray<T> values = binary_expression<T>(kind, xview<T>(a), xview<T>(b));
       std::copy(values.begin(), values.end(), out.data<T>());
@@ -72,6 +83,7 @@ Tensor binary_values(const char* op, Binary kind, const Tensor& a, const Tensor&
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b) {
+  profile::Scope profile_scope("add");
   const Shape sa = a.shape(), sb = b.shape();
   return record("add", binary_values("add", Binary::add, a, b), {a, b},
                 [sa, sb](const Tensor& g) -> std::vector<Tensor> {
@@ -80,6 +92,7 @@ Tensor add(const Tensor& a, const Tensor& b) {
 }
 
 Tensor sub(const Tensor& a, const Tensor& b) {
+  profile::Scope profile_scope("sub");
   const Shape sa = a.shape(), sb = b.shape();
   return record("sub", binary_values("sub", Binary::sub, a, b), {a, b},
                 [sa, sb](const Tensor& g) -> std::vector<Tensor> {
@@ -89,6 +102,7 @@ Tensor sub(const Tensor& a, const Tensor& b) {
 
 // [mul]
 Tensor mul(const Tensor& a, const Tensor& b) {
+  profile::Scope profile_scope("mul");
   Tensor a0 = a.detach(), b0 = b.detach();
   return record("mul", binary_values("mul", Binary::mul, a, b), {a, b},
                 [a0, b0](const Tensor& g) -> std::vector<Tensor> {
@@ -99,6 +113,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 // [mul]
 
 Tensor div(const Tensor& a, const Tensor& b) {
+  profile::Scope profile_scope("div");
   Tensor a0 = a.detach(), b0 = b.detach();
   return record("div", binary_values("div", Binary::div, a, b), {a, b},
                 [a0, b0](const Tensor& g) -> std::vector<Tensor> {
@@ -145,11 +160,13 @@ Tensor map_values(const Tensor& x, F f) {
 }  // namespace
 
 Tensor neg(const Tensor& x) {
+  profile::Scope profile_scope("neg");
   Tensor out = map_values(x, [](auto v) { return -v; });
   return record("neg", out, {x}, [](const Tensor& g) -> std::vector<Tensor> { return {neg(g)}; });
 }
 
 Tensor exp(const Tensor& x) {
+  profile::Scope profile_scope("exp");
   Tensor out = empty(x.shape(), x.dtype());
   dispatch(x.dtype(), [&](auto t) {
     using T = decltype(t);
@@ -160,12 +177,14 @@ Tensor exp(const Tensor& x) {
 }
 
 Tensor log(const Tensor& x) {
+  profile::Scope profile_scope("log");
   Tensor out = map_values(x, [](auto v) { return std::log(v); });
   Tensor x0 = x.detach();
   return record("log", out, {x}, [x0](const Tensor& g) -> std::vector<Tensor> { return {div(g, x0)}; });
 }
 
 Tensor sqrt(const Tensor& x) {
+  profile::Scope profile_scope("sqrt");
   Tensor out = map_values(x, [](auto v) { return std::sqrt(v); });
   Tensor y = out.detach();  // d sqrt(x) = dx / (2 sqrt(x))
   return record("sqrt", out, {x},
@@ -173,6 +192,7 @@ Tensor sqrt(const Tensor& x) {
 }
 
 Tensor tanh(const Tensor& x) {
+  profile::Scope profile_scope("tanh");
   Tensor out = map_values(x, [](auto v) { return std::tanh(v); });
   Tensor y = out.detach();  // d tanh(x) = (1 - tanh(x)^2) dx
   return record("tanh", out, {x}, [y](const Tensor& g) -> std::vector<Tensor> {
@@ -181,6 +201,7 @@ Tensor tanh(const Tensor& x) {
 }
 
 Tensor sin(const Tensor& x) {
+  profile::Scope profile_scope("sin");
   Tensor out = map_values(x, [](auto v) { return std::sin(v); });
   Tensor x0 = x.detach();
   return record("sin", out, {x},
@@ -188,6 +209,7 @@ Tensor sin(const Tensor& x) {
 }
 
 Tensor cos(const Tensor& x) {
+  profile::Scope profile_scope("cos");
   Tensor out = map_values(x, [](auto v) { return std::cos(v); });
   Tensor x0 = x.detach();
   return record("cos", out, {x},
@@ -195,6 +217,7 @@ Tensor cos(const Tensor& x) {
 }
 
 Tensor pow(const Tensor& x, double exponent) {
+  profile::Scope profile_scope("pow");
   Tensor out = map_values(x, [exponent](auto v) { return std::pow(v, exponent); });
   Tensor x0 = x.detach();  // d x^p = p x^(p-1) dx
   return record("pow", out, {x}, [x0, exponent](const Tensor& g) -> std::vector<Tensor> {
@@ -203,6 +226,7 @@ Tensor pow(const Tensor& x, double exponent) {
 }
 
 Tensor relu(const Tensor& x) {
+  profile::Scope profile_scope("relu");
   Tensor out = empty(x.shape(), x.dtype());
   dispatch(x.dtype(), [&](auto t) {
     using T = decltype(t);
@@ -221,6 +245,7 @@ Tensor relu(const Tensor& x) {
 }
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
+  profile::Scope profile_scope("masked_fill");
   check(!mask.requires_grad(), "masked_fill", "the mask is a constant and takes no gradient");
   const Shape shape = broadcast_shapes("masked_fill", x.shape(), mask.shape());
   check(shape == x.shape(), "masked_fill", "mask of shape ", shape_string(mask.shape()),

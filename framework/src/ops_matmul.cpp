@@ -7,6 +7,7 @@
 
 #include "ag/ops.hpp"
 #include "gemm.hpp"
+#include "ag/profile.hpp"
 #include "impl.hpp"
 
 namespace ag {
@@ -105,6 +106,7 @@ Tensor stacked(const Tensor& x, bool stack) {
 // [matmul]
 // C = A B:  dA = dC B^T,  dB = A^T dC.
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  profile::Scope profile_scope("matmul");
   Tensor a0 = a.detach(), b0 = b.detach();
   return record("matmul", product_values("matmul", a, b, Transposed::none), {a, b},
                 [a0, b0](const Tensor& g) -> std::vector<Tensor> {
@@ -119,6 +121,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 
 // C = A B^T:  dA = dC B,  dB = dC^T A.
 Tensor matmul_transposed(const Tensor& a, const Tensor& b) {
+  profile::Scope profile_scope("matmul_transposed");
   Tensor a0 = a.detach(), b0 = b.detach();
   return record("matmul_transposed", product_values("matmul_transposed", a, b, Transposed::b),
                 {a, b}, [a0, b0](const Tensor& g) -> std::vector<Tensor> {
@@ -129,6 +132,7 @@ Tensor matmul_transposed(const Tensor& a, const Tensor& b) {
 
 // C = A^T B:  dA = B dC^T,  dB = A dC.
 Tensor transpose_matmul(const Tensor& a, const Tensor& b) {
+  profile::Scope profile_scope("transpose_matmul");
   Tensor a0 = a.detach(), b0 = b.detach();
   return record("transpose_matmul", product_values("transpose_matmul", a, b, Transposed::a),
                 {a, b}, [a0, b0](const Tensor& g) -> std::vector<Tensor> {

@@ -1,18 +1,19 @@
 // Ops that move values around without arithmetic: reshape, permute, slice, concat and the
 // embedding gather. Their gradients move the incoming gradient back the same way.
-// permute is xtensor's transpose; slice and concat copy blocks with memcpy, because an
-// xtensor strided view copied 20-100x slower (RoPE slices q and k every step).
+// permute, slice and concat are plain copy loops (memcpy where a run is contiguous), because
+// xtensor's transpose and strided views copied 15-100x slower (RoPE slices q and k every step).
 #include <cstring>
 #include <numeric>
-#include <xtensor/xmanipulation.hpp>
 
 #include "ag/ops.hpp"
 #include "elementwise.hpp"
+#include "ag/profile.hpp"
 #include "impl.hpp"
 
 namespace ag {
 
 Tensor reshape(const Tensor& x, Shape shape) {
+  profile::Scope profile_scope("reshape");
   std::int64_t known = 1, unknown_at = -1;
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
@@ -36,7 +37,46 @@ Tensor reshape(const Tensor& x, Shape shape) {
   });
 }
 
+namespace {
+
+// out = x with its axes reordered (out axis i is x axis axes[i]), written in out's order.
+// A plain loop over the output rows, the innermost axis as a strided (often contiguous)
+// run: xtensor's transpose assignment was 15-80x slower, 7% of an 8-head training step.
+template <class T>
+void permute_copy(const T* x, const Shape& x_shape, const std::vector<std::int64_t>& axes,
+                  T* out) {
+  const std::size_t dim = axes.size();
+  std::vector<std::int64_t> x_strides(dim, 1);
+  for (std::size_t i = dim - 1; i > 0; --i) x_strides[i - 1] = x_strides[i] * x_shape[i];
+  Shape shape(dim);
+  std::vector<std::int64_t> strides(dim);  // x's stride along each axis of out
+  for (std::size_t i = 0; i < dim; ++i) {
+    shape[i] = x_shape[axes[i]];
+    strides[i] = x_strides[axes[i]];
+  }
+  const std::int64_t inner = shape[dim - 1], inner_stride = strides[dim - 1];
+  if (inner == 0) return;
+  const std::int64_t rows = numel(shape) / inner;
+  std::vector<std::int64_t> index(dim, 0);  // position among the outer axes of out
+  std::int64_t from = 0;                    // x's offset of out's row start
+  for (std::int64_t r = 0; r < rows; ++r) {
+    T* row = out + r * inner;
+    if (inner_stride == 1) std::memcpy(row, x + from, sizeof(T) * inner);
+    else
+      for (std::int64_t j = 0; j < inner; ++j) row[j] = x[from + j * inner_stride];
+    for (std::size_t i = dim - 1; i-- > 0;) {  // advance the odometer over the outer axes
+      from += strides[i];
+      if (++index[i] < shape[i]) break;
+      from -= strides[i] * shape[i];
+      index[i] = 0;
+    }
+  }
+}
+
+}  // namespace
+
 Tensor permute(const Tensor& x, std::vector<std::int64_t> axes) {
+  profile::Scope profile_scope("permute");
   check(static_cast<std::int64_t>(axes.size()) == x.dim(), "permute", "got ", axes.size(),
         " axes for a tensor of shape ", shape_string(x.shape()));
   std::vector<bool> seen(axes.size(), false);
@@ -65,9 +105,7 @@ Tensor permute(const Tensor& x, std::vector<std::int64_t> axes) {
   Tensor out = empty(shape, x.dtype());
   dispatch(x.dtype(), [&](auto t) {
     using T = decltype(t);
-    std::vector<std::size_t> perm(axes.begin(), axes.end());
-    auto result = xview<T>(out);
-    result = xt::transpose(xview<T>(x), perm);
+    permute_copy(x.data<T>(), x.shape(), axes, out.data<T>());
   });
   return record("permute", out, {x}, backward);
 }
@@ -114,6 +152,7 @@ void copy_blocks(const Tensor& src, std::int64_t src_n, std::int64_t src_at, Ten
 }  // namespace
 
 Tensor slice(const Tensor& x, std::int64_t axis, std::int64_t start, std::int64_t end) {
+  profile::Scope profile_scope("slice");
   axis = normalize_axis("slice", axis, x.dim());
   const std::int64_t n = x.shape()[axis];
   const std::int64_t s = start < 0 ? start + n : start, e = end < 0 ? end + n : end;
@@ -133,6 +172,7 @@ Tensor slice(const Tensor& x, std::int64_t axis, std::int64_t start, std::int64_
 }
 
 Tensor concat(const std::vector<Tensor>& parts, std::int64_t axis) {
+  profile::Scope profile_scope("concat");
   check(!parts.empty(), "concat", "needs at least one tensor");
   const Tensor& first = parts.front();
   axis = normalize_axis("concat", axis, first.dim());
@@ -169,6 +209,7 @@ Tensor concat(const std::vector<Tensor>& parts, std::int64_t axis) {
 }
 
 Tensor embedding(const Tensor& table, const Indices& ids) {
+  profile::Scope profile_scope("embedding");
   check(table.dim() == 2, "embedding", "table must be [V, C], got ", shape_string(table.shape()));
   check(static_cast<std::int64_t>(ids.values.size()) == numel(ids.shape), "embedding",
         ids.values.size(), " ids do not fill shape ", shape_string(ids.shape));

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "ag/profile.hpp"
 #include "impl.hpp"
 
 namespace ag {
@@ -15,6 +16,7 @@ Optimizer::Optimizer(std::vector<Tensor> parameters, double lr_)
 }
 
 void Optimizer::zero_grad() {
+  profile::Scope profile_scope("zero_grad", profile::Phase::optimizer);
   for (Tensor& p : parameters_) p.zero_grad();
 }
 
@@ -24,6 +26,7 @@ SGD::SGD(std::vector<Tensor> parameters, double lr, double momentum, double weig
 }
 
 void SGD::step() {
+  profile::Scope profile_scope("sgd step", profile::Phase::optimizer);
   for (std::size_t i = 0; i < parameters_.size(); ++i) {
     Tensor& p = parameters_[i];
     if (!p.grad().defined()) continue;
@@ -53,6 +56,7 @@ Adam::Adam(std::vector<Tensor> parameters, double lr, double beta1, double beta2
 }
 
 void Adam::step() {
+  profile::Scope profile_scope("adam step", profile::Phase::optimizer);
   ++t_;
   // Bias correction folded into the step size: lr_t = lr * sqrt(1 - b2^t) / (1 - b1^t).
   const double c1 = 1.0 - std::pow(beta1_, double(t_));
@@ -96,6 +100,7 @@ void Adam::set_state(const State& state) {
 }
 
 double clip_grad_norm(const std::vector<Tensor>& parameters, double max_norm) {
+  profile::Scope profile_scope("clip_grad_norm", profile::Phase::optimizer);
   check(max_norm > 0, "clip_grad_norm", "max_norm must be positive, got ", max_norm);
   double total = 0;
   for (const Tensor& p : parameters) {

@@ -1,6 +1,8 @@
 // A float64 gradient check for every primitive op and composite, including broadcasting.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "ag/functional.hpp"
 #include "ag/tape.hpp"
 #include "gradcheck_util.hpp"
@@ -14,6 +16,20 @@ TEST(OpGradcheck, AddSubMulDivSameShape) {
   EXPECT_GRADCHECK([](const Inputs& x) { return sub(x[0], x[1]); }, {a, b});
   EXPECT_GRADCHECK([](const Inputs& x) { return mul(x[0], x[1]); }, {a, b});
   EXPECT_GRADCHECK([](const Inputs& x) { return div(x[0], x[1]); }, {a, b});
+}
+
+TEST(OpGradcheck, ScalarOperandGivesTheValuesOfItsFullCopy) {
+  // x op s for a one-element s runs the kernel over a buffer of copies of s; each value must
+  // equal x op (s repeated to x's shape), which the same-shape kernel computes. 600 elements
+  // cross the buffer's length twice.
+  Tensor x = random_input({3, 200}, 37), s = positive_input({1}, 38);
+  const Tensor full = add(mul(x, 0.0), s);  // s in every element of x's shape
+  EXPECT_EQ(add(x, s).to_vector(), add(x, full).to_vector());
+  EXPECT_EQ(sub(x, s).to_vector(), sub(x, full).to_vector());
+  EXPECT_EQ(mul(x, s).to_vector(), mul(x, full).to_vector());
+  EXPECT_EQ(div(x, s).to_vector(), div(x, full).to_vector());
+  Tensor small = random_input({2, 3}, 39), s0 = positive_input({1}, 40);
+  EXPECT_GRADCHECK([](const Inputs& v) { return div(v[0], v[1]); }, {small, s0});
 }
 
 TEST(OpGradcheck, BroadcastingTrailingBias) {
@@ -141,6 +157,29 @@ TEST(OpGradcheck, PermuteThatOnlyMovesUnitAxesIsAnAlias) {
   EXPECT_EQ(y.to_vector(), x.to_vector());  // same memory order
   EXPECT_GRADCHECK([](const Inputs& v) { return permute(v[0], {0, 2, 1, 3}); }, {x});
   EXPECT_GRADCHECK([](const Inputs& v) { return mul(permute(v[0], {2, 1, 0, 3}), 2.0); }, {x});
+}
+
+TEST(OpGradcheck, PermuteMovesEveryValueToItsNewIndex) {
+  // Every order of the axes of a [2, 3, 4, 5] tensor, checked against the index formula
+  // out[i0, i1, i2, i3] = x[j] with j's axis axes[k] at position i_k.
+  const Shape in{2, 3, 4, 5};
+  Tensor x = random_input(in, 36);
+  const std::vector<double> xs = x.to_vector();
+  std::vector<std::int64_t> axes{0, 1, 2, 3};
+  do {
+    const std::vector<double> ys = permute(x, axes).to_vector();
+    std::int64_t at = 0;
+    std::vector<std::int64_t> i(4);
+    for (i[0] = 0; i[0] < in[axes[0]]; ++i[0])
+      for (i[1] = 0; i[1] < in[axes[1]]; ++i[1])
+        for (i[2] = 0; i[2] < in[axes[2]]; ++i[2])
+          for (i[3] = 0; i[3] < in[axes[3]]; ++i[3]) {
+            std::vector<std::int64_t> j(4);
+            for (int k = 0; k < 4; ++k) j[axes[k]] = i[k];
+            const std::int64_t from = ((j[0] * 3 + j[1]) * 4 + j[2]) * 5 + j[3];
+            ASSERT_EQ(ys[at++], xs[from]) << "axes " << axes[0] << axes[1] << axes[2] << axes[3];
+          }
+  } while (std::next_permutation(axes.begin(), axes.end()));
 }
 
 TEST(OpGradcheck, Concat) {

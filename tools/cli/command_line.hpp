@@ -4,9 +4,13 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <charconv>
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <string>
+#ifdef __linux__
+#include <unistd.h>
+#endif
 
 namespace pe {
 
@@ -26,11 +30,25 @@ inline CLI::Validator integer_at_least(long long min) {
       min == 1 ? "POSITIVE" : ">=" + std::to_string(min));
 }
 
+/// Makes the OpenMP threads of this program sleep while they wait for work instead of
+/// spinning (OMP_WAIT_POLICY=passive): two programs whose threads spin on two cores slowed
+/// each other's steps 3-4x. libgomp reads its environment once, when it is loaded, before
+/// main runs; so the program starts itself again with the setting, unless the environment
+/// already chooses a policy (OMP_WAIT_POLICY or GOMP_SPINCOUNT), which is then kept.
+inline void wait_without_spinning([[maybe_unused]] char** argv) {
+#ifdef __linux__
+  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;
+  setenv("OMP_WAIT_POLICY", "passive", 1);
+  execv("/proc/self/exe", argv);  // returns only if it failed: then go on as we are
+#endif
+}
+
 /// Reads argv into the options declared on `app` (and runs the callbacks of the subcommands
-/// it names). Returns the status to exit with at once: 0 after --help, 2 after a mistake
+/// it names). First makes OpenMP wait without spinning (wait_without_spinning). Returns the status to exit with at once: 0 after --help, 2 after a mistake
 /// (said in one line that names the program); nothing when the program should go on.
 /// Exceptions thrown by callbacks pass through.
 inline std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
+  wait_without_spinning(argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

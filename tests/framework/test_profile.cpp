@@ -1,0 +1,59 @@
+// The op profiler: which rows a known graph leaves, and how often (times are not checked).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <utility>
+
+#include "ag/ops.hpp"
+#include "ag/profile.hpp"
+
+using namespace ag;
+
+namespace {
+std::map<std::pair<std::string, profile::Phase>, std::int64_t> calls_by_row(
+    const profile::Report& report) {
+  std::map<std::pair<std::string, profile::Phase>, std::int64_t> calls;
+  for (const auto& row : report.rows) calls[{row.op, row.phase}] = row.calls;
+  return calls;
+}
+}  // namespace
+
+TEST(Profile, CountsEachOpOfAKnownGraphForwardAndBackward) {
+  Tensor x = from_vector({1, -2, 3, 4, 5, -6}, {2, 3}, Dtype::f64).set_requires_grad();
+  Tensor w = from_vector({0.5, -1, 2, 1, 0.25, -3}, {3, 2}, Dtype::f64).set_requires_grad();
+  profile::start();
+  Tensor h = matmul(x, w);              // [2, 2]
+  Tensor loss = mean(relu(add(h, h)));  // h fans out into add's two inputs
+  loss.backward();
+  const profile::Report report = profile::stop();
+  using P = profile::Phase;
+  const std::map<std::pair<std::string, P>, std::int64_t> expected{
+      {{"matmul", P::forward}, 1},
+      {{"add", P::forward}, 1},
+      {{"relu", P::forward}, 1},
+      {{"mean", P::forward}, 1},  // its inner ops are its own
+      // mean is sum then mul on the tape, so backward runs those two rules
+      {{"mul", P::backward}, 1},
+      {{"sum", P::backward}, 1},
+      {{"relu", P::backward}, 1},
+      {{"add", P::backward}, 1},
+      {{"matmul", P::backward}, 1},
+      // once per gradient sent: to mul's, sum's, relu's and add's outputs, twice to h (add
+      // sends one to each of its inputs), to x and to w
+      {{"accumulate gradients", P::backward}, 7},
+  };
+  EXPECT_EQ(calls_by_row(report), expected);
+  EXPECT_GE(report.wall_ms, 0.0);
+}
+
+TEST(Profile, TableNamesTheOpsAndTheShareOfMatrixProducts) {
+  Tensor a = from_vector({1, 2, 3, 4}, {2, 2}, Dtype::f64).set_requires_grad();
+  profile::start();
+  sum(matmul_transposed(a, a)).backward();
+  const std::string table = profile::format(profile::stop(), 1);
+  EXPECT_NE(table.find("matmul_transposed"), std::string::npos) << table;
+  EXPECT_NE(table.find("matrix products"), std::string::npos) << table;
+  EXPECT_TRUE(profile::is_gemm("matmul") && profile::is_gemm("transpose_matmul"));
+  EXPECT_FALSE(profile::is_gemm("add"));
+}
