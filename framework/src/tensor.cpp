@@ -1,7 +1,4 @@
 #include <cmath>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <iomanip>
 #include <ostream>
 
@@ -12,26 +9,6 @@
 #include "impl.hpp"
 
 namespace ag {
-
-namespace {
-
-// A training step frees and allocates the same few hundred arrays as the step before. By
-// default glibc gives large freed blocks back to the OS (munmap, heap trimming) and takes
-// them again on the next step, and every page of them then faults in anew: measured, up to
-// half of a step's time. Freed memory is kept for reuse instead (blocks over 32 MiB are
-// still mapped on their own).
-void keep_freed_memory_for_reuse() {
-#if defined(__GLIBC__)
-  static const bool once = [] {
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);
-    return true;
-  }();
-  (void)once;
-#endif
-}
-
-}  // namespace
 
 const char* dtype_name(Dtype dtype) { return dtype == Dtype::f32 ? "float32" : "float64"; }
 
@@ -107,7 +84,6 @@ const bool kKeepFreedMemory = [] {
 Tensor empty(const Shape& shape, Dtype dtype) {
   for (auto extent : shape)
     check(extent >= 0, "empty", "negative extent in shape ", shape_string(shape));
-  keep_freed_memory_for_reuse();
   auto storage = std::make_shared<Storage>();
   storage->dtype = dtype;
   const auto n = static_cast<std::size_t>(numel(shape));
