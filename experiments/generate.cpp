@@ -17,7 +17,7 @@ constexpr std::int64_t kMostTokens = 100000;  // a bound against typing mistakes
 
 // The byte behind one of charlm's token_text spellings ("\n", "\t", "\r", "␣" for a space,
 // "\xHH" for other unprintable bytes, the character itself otherwise): token_text is made for
-// reading, generation needs the bytes back. The round trip over every byte is tested.
+// reading, generation needs the bytes back (every byte round-trips: CliGenerate.EveryByte...).
 unsigned char byte_of_spelling(const std::string& spelling) {
   if (spelling == "\\n") return '\n';
   if (spelling == "\\t") return '\t';

@@ -77,6 +77,27 @@ TEST(CliGenerate, CachedAndUncachedGenerationWriteTheSameText) {
   }
 }
 
+TEST(CliGenerate, EveryByteOfTheCorpusRoundTripsThroughThePrompt) {
+  // A corpus of the bytes 1 .. 255 (charlm spells many of them as "\n", "\xHH", ...):
+  // the prompt holding all of them comes back byte for byte before the new character.
+  const std::string dir = temp_dir("bytes");
+  std::string bytes, octal;
+  for (int b = 1; b < 256; ++b) {
+    bytes += char(b);
+    const char digits[] = {'\\', char('0' + b / 64), char('0' + b / 8 % 8), char('0' + b % 8)};
+    octal.append(digits, sizeof digits);
+  }
+  std::ofstream(dir + "/corpus.txt", std::ios::binary) << bytes << bytes;
+  const std::string checkpoint =
+      train_char_model(dir, "rope", "--task-option corpus=" + dir + "/corpus.txt");
+  // printf's octal escapes make every byte; the shell's $(...) passes them as one argument
+  const Outcome o =
+      run("generate " + checkpoint + " --tokens 1 --prompt \"$(printf '" + octal + "')\"");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  ASSERT_EQ(o.output.size(), 255 + 1 + 1u);
+  EXPECT_EQ(o.output.substr(0, 255), bytes);
+}
+
 TEST(CliGenerate, BadRequestsGetOneLineErrors) {
   const std::string dir = temp_dir("errors");
   const std::string charlm = train_char_model(dir, "learned");  // a table of 8 rows
