@@ -167,6 +167,14 @@ void add_generate_command(CLI::App& app) {
               "; pe generate needs a charlm checkpoint");
     GenerateOptions options = flags->options;
     options.cache = !flags->no_cache;
+    // Dynamic NTK turns every key by the scale of the whole current length; cached keys keep
+    // the scale of their own step, so past train_length the cache would read stale keys.
+    const auto& encoding_options = trainer->config().encoding_options;
+    const auto scaling = encoding_options.find("scaling");
+    ag::check(!options.cache || trainer->config().encoding != "rope" ||
+                  scaling == encoding_options.end() || scaling->second != "dynamic",
+              "generate", "scaling=dynamic changes the angle of every cached key as the text ",
+              "grows, so the key/value cache cannot hold them: add --no-cache");
     const std::vector<std::int64_t> prompt = encode_text(trainer->task(), flags->prompt);
     ag::check(options.tokens >= 1 && options.tokens <= kMostTokens, "generate",
               "--tokens must be from 1 to ", kMostTokens, ", got ", options.tokens);

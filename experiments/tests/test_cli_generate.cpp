@@ -112,6 +112,10 @@ TEST(CliGenerate, BadRequestsGetOneLineErrors) {
                         "--temperature");
   expect_one_line_error(run("generate " + dir + "/missing.agt --prompt the --tokens 2"),
                         "missing.agt");
+  const std::string rope = train_char_model(dir, "rope");
+  const std::string dynamic = "generate " + rope + " --prompt the --tokens 12 -o scaling=dynamic -o train_length=8";
+  expect_one_line_error(run(dynamic), "add --no-cache");
+  EXPECT_EQ(run(dynamic + " --no-cache").exit_code, 0);
   // the checkpoint's encoding options are replaced, and checked, as in pe eval
   expect_one_line_error(run("generate " + charlm + " --prompt the --tokens 2 -o base=100"),
                         "has no option 'base'");
