@@ -81,7 +81,8 @@ std::vector<std::int64_t> generate_tokens(Decoder& model, const std::vector<std:
   // The last token written is never fed back: the model reads positions up to P + N - 2.
   const std::int64_t last = prompt_length + options.tokens - 2;
   try {
-    model.forward({{prompt[0]}, {1, 1}}, last);  // one token there: cheap, and fails as the run would
+    // one token there: cheap, and it fails as the run would
+    model.forward({{prompt[0]}, {1, 1}}, last);
   } catch (const ag::Error& e) {
     throw ag::Error("generate: a prompt of " + std::to_string(prompt_length) + " tokens and " +
                     std::to_string(options.tokens) + " new ones reach position " +
@@ -90,8 +91,8 @@ std::vector<std::int64_t> generate_tokens(Decoder& model, const std::vector<std:
   ag::Rng rng(options.seed);
   std::vector<std::int64_t> ids = prompt;
   KVCache cache;
-  ag::Tensor logits = model.forward({prompt, {1, prompt_length}}, 0,
-                                    options.cache ? &cache : nullptr);
+  ag::Tensor logits =
+      model.forward({prompt, {1, prompt_length}}, 0, options.cache ? &cache : nullptr);
   for (std::int64_t n = 0; n < options.tokens; ++n) {
     ids.push_back(pick(last_row(logits), options, rng));
     if (n + 1 == options.tokens) break;
@@ -119,9 +120,9 @@ std::vector<std::int64_t> encode_text(const Task& task, const std::string& text)
     const std::string shown = byte >= 0x20 && byte < 0x7F
                                   ? std::string("'") + char(byte) + "'"
                                   : std::string("byte 0x") + kHex[byte >> 4] + kHex[byte & 0xF];
-    throw ag::Error("generate: the prompt's character " + shown + " at index " +
-                    std::to_string(i) + " is not in the model's vocabulary (the " +
-                    std::to_string(bytes.size()) + " characters of its training corpus)");
+    throw ag::Error("generate: the prompt's character " + shown + " at index " + std::to_string(i) +
+                    " is not in the model's vocabulary (the " + std::to_string(bytes.size()) +
+                    " characters of its training corpus)");
   }
   return tokens;
 }

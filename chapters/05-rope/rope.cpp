@@ -205,7 +205,8 @@ RopeScalingOptions rope_scaling_options(const EncodingSpec& spec) {
   // An option that the chosen rule would ignore is refused: it is a mistake in a command line.
   const RopeScaling m = scaling.method;
   const std::string rule = "scaling=" + rope_scaling_name(m);
-  const bool uses_scale = m == RopeScaling::linear || m == RopeScaling::ntk || m == RopeScaling::yarn;
+  const bool uses_scale =
+      m == RopeScaling::linear || m == RopeScaling::ntk || m == RopeScaling::yarn;
   const bool uses_length = m == RopeScaling::dynamic || m == RopeScaling::yarn;
   ag::check(!uses_scale || given("scale"), "rope", rule, " needs scale=S (S >= 1: how many ",
             "times the training length to reach)");
@@ -215,8 +216,8 @@ RopeScalingOptions rope_scaling_options(const EncodingSpec& spec) {
   ag::check(uses_length || !given("train_length"), "rope", "option train_length does nothing ",
             "with ", rule, " (dynamic and yarn take it)");
   for (const char* key : {"alpha", "beta"})
-    ag::check(m == RopeScaling::yarn || !given(key), "rope", "option ", key,
-              " does nothing with ", rule, " (yarn takes it)");
+    ag::check(m == RopeScaling::yarn || !given(key), "rope", "option ", key, " does nothing with ",
+              rule, " (yarn takes it)");
   check_rope_scaling(scaling);
   return scaling;
 }

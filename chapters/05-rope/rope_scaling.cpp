@@ -20,19 +20,24 @@ RopeScaling rope_scaling_from(const std::string& name) {
 
 std::string rope_scaling_name(RopeScaling scaling) {
   switch (scaling) {
-    case RopeScaling::none: return "none";
-    case RopeScaling::linear: return "linear";
-    case RopeScaling::ntk: return "ntk";
-    case RopeScaling::dynamic: return "dynamic";
-    case RopeScaling::yarn: return "yarn";
+    case RopeScaling::none:
+      return "none";
+    case RopeScaling::linear:
+      return "linear";
+    case RopeScaling::ntk:
+      return "ntk";
+    case RopeScaling::dynamic:
+      return "dynamic";
+    case RopeScaling::yarn:
+      return "yarn";
   }
   return "none";
 }
 
 void check_rope_scaling(const RopeScalingOptions& o) {
   const std::string method = "scaling=" + rope_scaling_name(o.method);
-  ag::check(std::isfinite(o.scale) && o.scale >= 1, "rope", "scale must be at least 1 (",
-            method, "), got ", o.scale, ": a scale below 1 would shrink the context");
+  ag::check(std::isfinite(o.scale) && o.scale >= 1, "rope", "scale must be at least 1 (", method,
+            "), got ", o.scale, ": a scale below 1 would shrink the context");
   if (o.method == RopeScaling::dynamic || o.method == RopeScaling::yarn)
     ag::check(o.train_length >= 1, "rope", method,
               " needs train_length=L, the length the model was trained at");
@@ -43,10 +48,12 @@ void check_rope_scaling(const RopeScalingOptions& o) {
 
 double rope_scale_at(const RopeScalingOptions& options, std::int64_t length) {
   switch (options.method) {
-    case RopeScaling::none: return 1;
+    case RopeScaling::none:
+      return 1;
     case RopeScaling::dynamic:
       return std::max(1.0, double(length) / double(options.train_length));  // s = max(1, L/L_train)
-    default: return options.scale;
+    default:
+      return options.scale;
   }
 }
 
@@ -61,14 +68,16 @@ std::vector<double> scaled_rope_frequencies(std::int64_t dim, double base,
   check_rope_scaling(options);
   const double s = rope_scale_at(options, length), d = double(dim);
   switch (options.method) {
-    case RopeScaling::none: return rope_frequencies(dim, base);
+    case RopeScaling::none:
+      return rope_frequencies(dim, base);
     case RopeScaling::ntk:
     case RopeScaling::dynamic:  // base' = base * s^(d/(d-2)); d = 2 has no such base
       ag::check(dim > 2, "rope", "scaling=", rope_scaling_name(options.method),
                 " needs a rotated width above 2, got ", dim);
       return rope_frequencies(dim, base * std::pow(s, d / (d - 2)));
     case RopeScaling::linear:
-    case RopeScaling::yarn: break;
+    case RopeScaling::yarn:
+      break;
   }
   std::vector<double> theta = rope_frequencies(dim, base);
   for (double& t : theta) {

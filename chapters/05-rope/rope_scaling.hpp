@@ -45,8 +45,7 @@ double yarn_ramp(double r, double alpha, double beta);
 /// positions under `options`, for a rotated width d and base. With RopeScaling::none they are
 /// exactly rope_frequencies(dim, base).
 std::vector<double> scaled_rope_frequencies(std::int64_t dim, double base,
-                                            const RopeScalingOptions& options,
-                                            std::int64_t length);
+                                            const RopeScalingOptions& options, std::int64_t length);
 
 /// The factor by which YaRN multiplies q and k, sqrt(1/t) = 0.1 ln s + 1, so that the scores
 /// are multiplied by its square; 1 for the other methods.

@@ -37,7 +37,8 @@ void expect_one_line_error(const Outcome& o, const std::string& fragment) {
 std::string train_char_model(const std::string& dir, const std::string& encoding,
                              const std::string& extra = "") {
   const std::string out = dir + "/" + encoding;
-  const Outcome o = run(std::string(kTinyCharRun) + " -e " + encoding + " " + extra + " --out " + out);
+  const Outcome o =
+      run(std::string(kTinyCharRun) + " -e " + encoding + " " + extra + " --out " + out);
   EXPECT_EQ(o.exit_code, 0) << o.output;
   return out + "/checkpoint.agt";
 }
@@ -54,8 +55,13 @@ TEST(CliGenerate, CachedAndUncachedGenerationWriteTheSameText) {
   // The prompt and 30 new characters run to position 40, five times the training length.
   const std::string prompt = "\"the Program \"";
   const std::vector<std::pair<std::string, std::string>> models = {
-      {"sinusoidal", ""},  {"learned", "--max-length 64"}, {"shaw", ""}, {"t5", ""},
-      {"alibi", ""},       {"rope", ""},  {"rope", "-o layout=half -o fraction=0.5"}};
+      {"sinusoidal", ""},
+      {"learned", "--max-length 64"},
+      {"shaw", ""},
+      {"t5", ""},
+      {"alibi", ""},
+      {"rope", ""},
+      {"rope", "-o layout=half -o fraction=0.5"}};
   for (const auto& [encoding, extra] : models) {
     const std::string checkpoint = train_char_model(dir, encoding, extra);
     // at generation time: RoPE as trained, and the three fixed-scale rules
@@ -65,13 +71,14 @@ TEST(CliGenerate, CachedAndUncachedGenerationWriteTheSameText) {
                "-o scaling=yarn -o scale=4 -o train_length=8"};
     for (const auto& rule : rules)
       for (const std::string sampling : {"", "--temperature 0.8 --seed 3"}) {
-        const std::string command =
-            "generate " + checkpoint + " --prompt " + prompt + " --tokens 30 " + rule + " " + sampling;
+        const std::string command = "generate " + checkpoint + " --prompt " + prompt +
+                                    " --tokens 30 " + rule + " " + sampling;
         const Outcome cached = run(command), full = run(command + " --no-cache");
         ASSERT_EQ(cached.exit_code, 0) << command << "\n" << cached.output;
         EXPECT_EQ(cached.output, full.output) << command;
         EXPECT_EQ(cached.output.size(), 12 + 30 + 1u) << command << "\n" << cached.output;
-        EXPECT_EQ(cached.output.rfind("the Program ", 0), 0u) << cached.output;  // the prompt, as typed
+        EXPECT_EQ(cached.output.rfind("the Program ", 0), 0u)
+            << cached.output;  // the prompt, as typed
         EXPECT_EQ(run(command).output, cached.output) << "not repeatable: " << command;
       }
   }
@@ -113,15 +120,17 @@ TEST(CliGenerate, BadRequestsGetOneLineErrors) {
   expect_one_line_error(run("generate " + dir + "/missing.agt --prompt the --tokens 2"),
                         "missing.agt");
   const std::string rope = train_char_model(dir, "rope");
-  const std::string dynamic = "generate " + rope + " --prompt the --tokens 12 -o scaling=dynamic -o train_length=8";
+  const std::string dynamic =
+      "generate " + rope + " --prompt the --tokens 12 -o scaling=dynamic -o train_length=8";
   expect_one_line_error(run(dynamic), "add --no-cache");
   EXPECT_EQ(run(dynamic + " --no-cache").exit_code, 0);
   // the checkpoint's encoding options are replaced, and checked, as in pe eval
   expect_one_line_error(run("generate " + charlm + " --prompt the --tokens 2 -o base=100"),
                         "has no option 'base'");
-  const Outcome shiftk = run(
-      "train --width 16 --ffn 32 --length 8 --batch 4 --steps 2 --warmup 1 --eval-every 2 "
-      "--eval-sequences 8 --quiet --no-figures --out " + dir + "/shiftk");
+  const Outcome shiftk =
+      run("train --width 16 --ffn 32 --length 8 --batch 4 --steps 2 --warmup 1 --eval-every 2 "
+          "--eval-sequences 8 --quiet --no-figures --out " +
+          dir + "/shiftk");
   ASSERT_EQ(shiftk.exit_code, 0) << shiftk.output;
   expect_one_line_error(run("generate " + dir + "/shiftk/checkpoint.agt --prompt ABC --tokens 2"),
                         "is a model of task shiftk; pe generate needs a charlm checkpoint");
@@ -155,7 +164,8 @@ TEST(CliGenerate, TrainInitStartsFromACheckpointsWeights) {
   const std::string tune =
       "train --task charlm --width 16 --heads 2 --layers 2 --ffn 32 --length 32 --batch 4 "
       "--steps 1 --warmup 1 --eval-every 1 --eval-sequences 8 --lr 1e-12 --quiet --no-figures "
-      "-e rope -o scaling=linear -o scale=4 --eval-lengths 32 --init " + checkpoint;
+      "-e rope -o scaling=linear -o scale=4 --eval-lengths 32 --init " +
+      checkpoint;
   ASSERT_EQ(run(tune + " --out " + dir + "/tuned").exit_code, 0);
   std::ifstream file(dir + "/tuned/run.json");
   const auto tuned = nlohmann::json::parse(file);
@@ -168,8 +178,8 @@ TEST(CliGenerate, TrainInitStartsFromACheckpointsWeights) {
             1e-6);
   // a model of another shape, or --init with --resume, is refused in one line
   expect_one_line_error(run("train --task charlm --width 32 --heads 2 --layers 2 --steps 1 "
-                            "-e rope --quiet --no-figures --init " + checkpoint + " --out " +
-                            dir + "/wide"),
+                            "-e rope --quiet --no-figures --init " +
+                            checkpoint + " --out " + dir + "/wide"),
                         "tokens.weight");
   expect_one_line_error(
       run("train --resume " + checkpoint + " --init " + checkpoint + " --out " + dir + "/both"),

@@ -43,8 +43,8 @@ double dot(const Tensor& a, const Tensor& b) {
 
 // The four rules at a fixed scale, and dynamic NTK, on the small decoder's heads of D = 8.
 std::vector<RopeScalingOptions> every_rule(std::int64_t dynamic_train_length) {
-  return {rule(RopeScaling::linear, 2), rule(RopeScaling::ntk, 4),
-          rule(RopeScaling::yarn, 4, 4), rule(RopeScaling::dynamic, 1, dynamic_train_length)};
+  return {rule(RopeScaling::linear, 2), rule(RopeScaling::ntk, 4), rule(RopeScaling::yarn, 4, 4),
+          rule(RopeScaling::dynamic, 1, dynamic_train_length)};
 }
 
 }  // namespace
@@ -210,8 +210,8 @@ TEST(Ch05RopeScaling, OptionsThroughTheRegistryAndClearErrors) {
   ag::Rng rng(26);
   EncodingSpec spec;
   spec.model = small_decoder_config();
-  spec.options = {{"scaling", "yarn"}, {"scale", "4"}, {"train_length", "32"},
-                  {"alpha", "2"},      {"beta", "16"}};
+  spec.options = {
+      {"scaling", "yarn"}, {"scale", "4"}, {"train_length", "32"}, {"alpha", "2"}, {"beta", "16"}};
   auto rope = std::dynamic_pointer_cast<RotaryEncoding>(make_encoding("rope", spec, rng));
   ASSERT_TRUE(rope);
   const RopeScalingOptions& yarn = rope->options().scaling;
@@ -244,8 +244,10 @@ TEST(Ch05RopeScaling, OptionsThroughTheRegistryAndClearErrors) {
   refused({{"scaling", "dynamic"}}, "dynamic needs train_length");
   refused({{"scaling", "yarn"}, {"scale", "4"}, {"train_length", "0"}}, "train_length");
   refused({{"scale", "4"}}, "scale does nothing with scaling=none");
-  refused({{"scaling", "dynamic"}, {"scale", "4"}, {"train_length", "8"}}, "max(1, L / train_length)");
-  refused({{"scaling", "linear"}, {"scale", "4"}, {"train_length", "8"}}, "train_length does nothing");
+  refused({{"scaling", "dynamic"}, {"scale", "4"}, {"train_length", "8"}},
+          "max(1, L / train_length)");
+  refused({{"scaling", "linear"}, {"scale", "4"}, {"train_length", "8"}},
+          "train_length does nothing");
   refused({{"scaling", "ntk"}, {"scale", "4"}, {"alpha", "2"}}, "alpha does nothing");
   refused({{"scaling", "yarn"}, {"scale", "4"}, {"train_length", "8"}, {"alpha", "32"}},
           "0 < alpha < beta");
