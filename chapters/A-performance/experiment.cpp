@@ -27,7 +27,7 @@ namespace {
 
 struct Options {
   std::string out = "results/chA";
-  int repetitions = 5;
+  int repetitions = 10;
   int min_ms = 50;
   int memory_mib = 256;
 };

@@ -116,7 +116,7 @@ std::vector<KernelPoint> measure_kernel_points(const Effort& effort) {
   std::vector<KernelPoint> points;
   // The matrix products of one decoder block and the head, forward; and the weight gradient
   // of the projections (A^T dC, op(A) transposed) from the backward pass.
-  points.push_back(gemm_point("gemm q,k,v,out", false, false, kRows, C, C, 1, effort));
+  points.push_back(gemm_point("gemm q/k/v/out", false, false, kRows, C, C, 1, effort));
   points.push_back(gemm_point("gemm ffn expand", false, false, kRows, C, F, 1, effort));
   points.push_back(gemm_point("gemm ffn contract", false, false, kRows, F, C, 1, effort));
   points.push_back(gemm_point("gemm weight grad", true, false, C, kRows, C, 1, effort));

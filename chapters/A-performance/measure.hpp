@@ -14,7 +14,7 @@ namespace appendix_a {
 /// How long to measure: each repetition runs a kernel for at least `min_seconds` of CPU time,
 /// and the best of `repetitions` is kept.
 struct Effort {
-  int repetitions = 5;
+  int repetitions = 10;
   double min_seconds = 0.05;
 };
 
@@ -32,7 +32,7 @@ std::vector<Bandwidth> measure_bandwidths(std::size_t memory_bytes, const Effort
 /// One kernel call at a shape of the reference model, with its work and its compulsory memory
 /// traffic (every input read once, every output written once), and the measured speed.
 struct KernelPoint {
-  std::string name;   ///< what it computes in the model, e.g. "gemm q,k,v,out"
+  std::string name;   ///< what it computes in the model, e.g. "gemm q/k/v/out"
   std::string shape;  ///< e.g. "2048x256x256"
   double flops = 0;   ///< per call
   double bytes = 0;   ///< per call, compulsory traffic

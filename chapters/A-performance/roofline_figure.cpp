@@ -14,7 +14,7 @@ constexpr const char* kColours[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", 
 // Where a kernel's name goes beside its point: the four large products sit close together,
 // so two are named on the left and the pairs are pulled apart vertically.
 std::string label_placement(const std::string& kernel) {
-  if (kernel == "gemm q,k,v,out") return "right offset -0.8,0.5";
+  if (kernel == "gemm q/k/v/out") return "right offset -0.8,0.5";
   if (kernel == "gemm weight grad") return "right offset -0.8,-0.5";
   if (kernel == "gemm ffn expand") return "left offset 0.8,0.5";
   if (kernel == "gemm ffn contract") return "left offset 0.8,-0.5";
