@@ -95,8 +95,8 @@ int main(int argc, char** argv) {
                                 "kernel,shape,flops,bytes,intensity,seconds,gflops,gbps");
     for (const auto& p : points) {
       std::printf("  %-20s %-18s %8.2f %8.2f %9.2f %9.1f %8.1f %7.1f\n", p.name.c_str(),
-                  p.shape.c_str(), p.flops * 1e-6, p.bytes * 1e-6, p.intensity(),
-                  p.seconds * 1e6, p.gflops(), p.gbytes_per_second());
+                  p.shape.c_str(), p.flops * 1e-6, p.bytes * 1e-6, p.intensity(), p.seconds * 1e6,
+                  p.gflops(), p.gbytes_per_second());
       kernels_csv << p.name << "," << p.shape << "," << p.flops << "," << p.bytes << ","
                   << p.intensity() << "," << p.seconds << "," << p.gflops() << ","
                   << p.gbytes_per_second() << "\n";
@@ -108,8 +108,8 @@ int main(int argc, char** argv) {
                 "speed-up");
     auto fused_csv = open_csv(options.out + "/fused.csv", "op,shape,fused_ms,composite_ms");
     for (const auto& f : fused) {
-      std::printf("  %-12s %-12s %10.3f %13.3f %7.1fx\n", f.op.c_str(), f.shape.c_str(),
-                  f.fused_ms, f.composite_ms, f.composite_ms / f.fused_ms);
+      std::printf("  %-12s %-12s %10.3f %13.3f %7.1fx\n", f.op.c_str(), f.shape.c_str(), f.fused_ms,
+                  f.composite_ms, f.composite_ms / f.fused_ms);
       fused_csv << f.op << "," << f.shape << "," << f.fused_ms << "," << f.composite_ms << "\n";
     }
 
@@ -118,8 +118,7 @@ int main(int argc, char** argv) {
       appendix_a::write_roofline(png, peaks, bandwidths, points);
       std::printf("\nwrote %s and the CSV files in %s\n", png.c_str(), options.out.c_str());
     } else {
-      std::printf("\ngnuplot not found: no figure; the CSV files are in %s\n",
-                  options.out.c_str());
+      std::printf("\ngnuplot not found: no figure; the CSV files are in %s\n", options.out.c_str());
     }
   } catch (const std::exception& e) {
     std::cerr << "chA_experiment: " << e.what() << "\n";

@@ -76,8 +76,8 @@ KernelPoint gemm_point(const std::string& name, bool trans_a, bool trans_b, std:
   const std::size_t lda = trans_a ? M : K, ldb = trans_b ? K : N;
   KernelPoint p;
   p.name = name;
-  p.shape = batches > 1 ? std::to_string(batches) + " x " + shape_name({M, K, N})
-                        : shape_name({M, K, N});
+  p.shape =
+      batches > 1 ? std::to_string(batches) + " x " + shape_name({M, K, N}) : shape_name({M, K, N});
   p.flops = 2.0 * double(M * N * K * batches);
   p.bytes = 4.0 * double((M * K + K * N + M * N) * batches);
   p.seconds = seconds_per_call(
@@ -97,15 +97,14 @@ std::vector<Bandwidth> measure_bandwidths(std::size_t memory_bytes, const Effort
   std::vector<Bandwidth> out;
   // Half of L2 (1 MiB here), an L3-sized set like the activations of a step, and far more
   // than any cache.
-  const std::pair<const char*, std::size_t> levels[] = {{"L2", std::size_t(512) << 10},
-                                                        {"L3", std::size_t(8) << 20},
-                                                        {"memory", memory_bytes}};
+  const std::pair<const char*, std::size_t> levels[] = {
+      {"L2", std::size_t(512) << 10}, {"L3", std::size_t(8) << 20}, {"memory", memory_bytes}};
   for (const auto& [level, bytes] : levels) {
     const std::size_t n = bytes / (2 * sizeof(float));  // two arrays, x and y
     std::vector<float> x(n, 1.0f), y(n, 0.0f);
     // y += 0.5 x reads x and y and writes y: 12 bytes per element, one fused multiply-add.
-    const double seconds = seconds_per_call(
-        [&] { ag::kernels::axpy(0.5f, x.data(), y.data(), n); }, effort);
+    const double seconds =
+        seconds_per_call([&] { ag::kernels::axpy(0.5f, x.data(), y.data(), n); }, effort);
     out.push_back({level, bytes, 12.0 * double(n) / seconds * 1e-9});
   }
   return out;
@@ -172,8 +171,8 @@ std::vector<FusedVsComposite> measure_fused_vs_composite(const Effort& effort) {
   out.push_back(
       {"softmax", "64x1x32x32",
        1e3 * seconds_per_call(forward_backward([&] { return ag::softmax(scores); }, g), effort),
-       1e3 * seconds_per_call(
-                 forward_backward([&] { return ag::composite::softmax(scores); }, g), effort)});
+       1e3 * seconds_per_call(forward_backward([&] { return ag::composite::softmax(scores); }, g),
+                              effort)});
 
   ag::Tensor x = ag::randn({64, 32, 256}, rng).set_requires_grad();
   ag::Tensor gamma = ag::randn({256}, rng).set_requires_grad();
@@ -181,8 +180,8 @@ std::vector<FusedVsComposite> measure_fused_vs_composite(const Effort& effort) {
   ag::Tensor gx = ag::randn(x.shape(), rng);
   out.push_back(
       {"layer_norm", "64x32x256",
-       1e3 * seconds_per_call(
-                 forward_backward([&] { return ag::layer_norm(x, gamma, beta); }, gx), effort),
+       1e3 * seconds_per_call(forward_backward([&] { return ag::layer_norm(x, gamma, beta); }, gx),
+                              effort),
        1e3 * seconds_per_call(
                  forward_backward([&] { return ag::composite::layer_norm(x, gamma, beta); }, gx),
                  effort)});

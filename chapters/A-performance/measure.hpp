@@ -32,11 +32,11 @@ std::vector<Bandwidth> measure_bandwidths(std::size_t memory_bytes, const Effort
 /// One kernel call at a shape of the reference model, with its work and its compulsory memory
 /// traffic (every input read once, every output written once), and the measured speed.
 struct KernelPoint {
-  std::string name;   ///< what it computes in the model, e.g. "gemm q/k/v/out"
-  std::string shape;  ///< e.g. "2048x256x256"
-  double flops = 0;   ///< per call
-  double bytes = 0;   ///< per call, compulsory traffic
-  double seconds = 0; ///< per call, best repetition
+  std::string name;    ///< what it computes in the model, e.g. "gemm q/k/v/out"
+  std::string shape;   ///< e.g. "2048x256x256"
+  double flops = 0;    ///< per call
+  double bytes = 0;    ///< per call, compulsory traffic
+  double seconds = 0;  ///< per call, best repetition
   double intensity() const { return flops / bytes; }  ///< flop per byte
   double gflops() const { return flops / seconds * 1e-9; }
   double gbytes_per_second() const { return bytes / seconds * 1e-9; }

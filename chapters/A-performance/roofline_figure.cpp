@@ -40,9 +40,8 @@ void write_roofline(const std::string& png_path, const std::vector<bench::Peak>&
   // The kernels, named next to their points: products in blue, row-wise and element-wise
   // ops in red.
   for (std::size_t i = 0; i < points.size(); ++i)
-    gp << "set label " << i + 2 << " '" << points[i].name << "' at " << points[i].intensity()
-       << "," << points[i].gflops() << " " << label_placement(points[i].name)
-       << " font ',9' front\n";
+    gp << "set label " << i + 2 << " '" << points[i].name << "' at " << points[i].intensity() << ","
+       << points[i].gflops() << " " << label_placement(points[i].name) << " font ',9' front\n";
   gp << "$points << EOD\n";
   for (const KernelPoint& p : points)
     gp << p.intensity() << " " << p.gflops() << " " << (p.name.rfind("gemm", 0) == 0 ? 0 : 1)
