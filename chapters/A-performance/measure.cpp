@@ -126,7 +126,6 @@ std::vector<KernelPoint> measure_kernel_points(const Effort& effort) {
   // The row-wise and element-wise ops. Work counts each operation of the formula once (a
   // fused multiply-add twice, exp once); traffic counts the big arrays only (gamma, beta and
   // the row statistics are a few KiB and stay in cache).
-  // [elementwise-points]
   const std::size_t n = kRows * C;  // activations [B, T, C]
   const auto x = random_floats(kRows * F, 3), dy = random_floats(kRows * F, 4);
   const auto gamma = random_floats(C, 5), beta = random_floats(C, 6);
@@ -153,11 +152,9 @@ std::vector<KernelPoint> measure_kernel_points(const Effort& effort) {
                                          dy.data(), dx.data(), dgamma.data(), dbeta.data(), kRows,
                                          C);
   });
-  // [elementwise-points]
   return points;
 }
 
-// [fused-vs-composite]
 std::vector<FusedVsComposite> measure_fused_vs_composite(const Effort& effort) {
   ag::Rng rng(0);
   // One forward and one backward through the engine, seeded with a fixed output gradient.
@@ -187,6 +184,5 @@ std::vector<FusedVsComposite> measure_fused_vs_composite(const Effort& effort) {
                  effort)});
   return out;
 }
-// [fused-vs-composite]
 
 }  // namespace appendix_a
