@@ -28,6 +28,7 @@ constexpr float kX = 1.0000001f, kY = 0.9999999f;
 constexpr long kSteps = 4'000'000;
 
 #if defined(__x86_64__)
+// [peak-fma]
 __attribute__((target("avx512f"))) float fma_loop_avx512(long steps) {
   constexpr int kChains = 16;
   __m512 acc[kChains];
@@ -42,6 +43,7 @@ __attribute__((target("avx512f"))) float fma_loop_avx512(long steps) {
   _mm512_storeu_ps(lanes, acc[0]);
   return lanes[0];
 }
+// [peak-fma]
 
 __attribute__((target("avx2,fma"))) float fma_loop_avx2(long steps) {
   constexpr int kChains = 12;

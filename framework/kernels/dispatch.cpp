@@ -80,6 +80,7 @@ struct Candidate {
   SimdPath (*make)();
 };
 
+// [candidates]
 /// Widest first: the first one that runs here is the default.
 std::vector<Candidate> candidates() {
   std::vector<Candidate> list;
@@ -103,6 +104,7 @@ std::vector<Candidate> candidates() {
   list.push_back({"scalar", true, scalar_path});
   return list;
 }
+// [candidates]
 
 SimdPath choose_path() {
   const std::vector<Candidate> list = candidates();
@@ -126,10 +128,12 @@ SimdPath choose_path() {
                            ": no such SIMD path in this build (expected one of " + names + ")");
 }
 
+// [active]
 const SimdPath& active() {
   static const SimdPath path = choose_path();
   return path;
 }
+// [active]
 
 template <class T>
 const KernelTable<T>& table() {
@@ -199,11 +203,13 @@ void layernorm_rows_backward(const T* x, const T* gamma, const T* mean, const T*
                              T* dx, T* dgamma, T* dbeta, std::size_t rows, std::size_t cols) {
   table<T>().layernorm_rows_backward(x, gamma, mean, rstd, dy, dx, dgamma, dbeta, rows, cols);
 }
+// [forward-gemm]
 template <class T>
 void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t K, T alpha,
           const T* A, std::size_t lda, const T* B, std::size_t ldb, T beta, T* C, std::size_t ldc) {
   table<T>().gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
+// [forward-gemm]
 
 #define AG_DISPATCH_INSTANTIATE(T)                                                               \
   template std::size_t simd_width<T>();                                                          \

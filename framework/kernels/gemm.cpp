@@ -39,6 +39,7 @@ namespace {
 // Blocking parameters.
 // ---------------------------------------------------------------------------------------
 
+// [blocking]
 /// Register tile MR x NR and cache blocks KC, MC, NC for element type T.
 /// With 16 registers (SSE2, AVX2): MR x NR = 6 x (2 vectors): 12 accumulators + 2 B vectors
 /// + 1 broadcast A value, and 12 independent FMA chains cover the FMA latency on two pipes.
@@ -71,6 +72,7 @@ struct Blocking {
   // The packed B block (KC x NC: 4 MiB) stays in L3; NC is a multiple of NR.
   static constexpr std::size_t NC = (std::size_t(4) << 20) / (KC * sizeof(T)) / NR * NR;
 };
+// [blocking]
 
 /// Rounds n up to a multiple of `step`.
 constexpr std::size_t round_up(std::size_t n, std::size_t step) {
@@ -352,6 +354,7 @@ void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t 
   T* packed_a = buffers.a.reserve(round_up(std::min(Tile::MC, M), Tile::MR) * kc_max);
   T* packed_b = buffers.b.reserve(round_up(std::min(Tile::NC, N), Tile::NR) * kc_max);
 
+  // [loop-nest]
   for (std::size_t j0 = 0; j0 < N; j0 += Tile::NC) {
     const std::size_t cols = std::min(Tile::NC, N - j0);
     for (std::size_t p0 = 0; p0 < K; p0 += Tile::KC) {
@@ -369,6 +372,7 @@ void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t 
       }
     }
   }
+  // [loop-nest]
 }
 
 }  // namespace

@@ -40,6 +40,7 @@ inline void microkernel(std::size_t depth, const T* __restrict a, std::size_t a_
 #pragma GCC unroll 16
   for (std::size_t r = 0; r < MR; ++r) a_row[r] = a + r * a_row_stride;
 
+  // [depth-loop]
   for (std::size_t p = 0, a_offset = 0; p < depth; ++p, a_offset += a_depth_stride) {
     V b_row[kVectors];
 #pragma GCC unroll 16
@@ -53,6 +54,7 @@ inline void microkernel(std::size_t depth, const T* __restrict a, std::size_t a_
     }
     b += NR;
   }
+  // [depth-loop]
 
   const V alpha_v(alpha);
   const V beta_v(beta);

@@ -140,6 +140,7 @@ void layernorm_rows_backward(const T* x, const T* gamma, const T* mean, const T*
   // read-modify-writes its block's slice, and two threads writing one shared line would
   // bounce it between cores on every row (at cols = 32 that made the parallel loop slower
   // than the serial one).
+  // [fixed-blocks]
   constexpr std::size_t kBlockRows = 256;
   const std::size_t blocks = (rows + kBlockRows - 1) / kBlockRows;
   constexpr std::size_t kLine = 64 / sizeof(T);  // elements per 64-byte cache line
@@ -167,6 +168,7 @@ void layernorm_rows_backward(const T* x, const T* gamma, const T* mean, const T*
       dbeta[c] += pb[c];
     }
   }
+  // [fixed-blocks]
 }
 
 }  // namespace

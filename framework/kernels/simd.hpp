@@ -15,6 +15,7 @@
 #error "simd.hpp belongs to the per-instruction-set kernel sources: define AG_SIMD_VARIANT"
 #endif
 
+// [variants]
 // 0: the compiler's target as given (SSE2 on x86-64, NEON on arm64, or PE_ARCH's choice).
 #if AG_SIMD_VARIANT == 0
 #define AG_SIMD_NS baseline
@@ -34,14 +35,17 @@
 #else
 #error "unknown AG_SIMD_VARIANT"
 #endif
+// [variants]
 
 namespace ag::kernels::AG_SIMD_NS {
 
+// [batch]
 template <class T>
 using Batch = xsimd::batch<T, AG_SIMD_ARCH>;
 
 template <class T>
 inline constexpr std::size_t kWidth = Batch<T>::size;
+// [batch]
 
 // Each kernel source fills its entries of the path's table (the only names it exports).
 void fill_elementwise(SimdPath& path);

@@ -27,6 +27,7 @@ inline T horizontal_max(const Batch<T>& v) {
   return m;
 }
 
+// [softmax-row]
 template <class T>
 void softmax_row(const T* x, T* y, std::size_t n) {
   if (n == 0) return;
@@ -72,6 +73,7 @@ void softmax_row(const T* x, T* y, std::size_t n) {
   for (i = 0; i < body; i += W) (Batch<T>::load_unaligned(y + i) * vinv).store_unaligned(y + i);
   for (; i < n; ++i) y[i] *= inv;
 }
+// [softmax-row]
 
 template <class T>
 void softmax_row_backward(const T* y, const T* dy, T* dx, std::size_t n) {
