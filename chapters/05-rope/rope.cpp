@@ -32,9 +32,13 @@ std::vector<double> rope_frequencies(std::int64_t dim, double base) {
 
 std::pair<Tensor, Tensor> rope_tables(std::int64_t length, std::int64_t dim, double base,
                                       ag::Dtype dtype) {
+  return rope_tables(length, rope_frequencies(dim, base), dtype);
+}
+
+std::pair<Tensor, Tensor> rope_tables(std::int64_t length, const std::vector<double>& theta,
+                                      ag::Dtype dtype) {
   ag::check(length >= 0, "rope_tables", "length must not be negative, got ", length);
-  const std::vector<double> theta = rope_frequencies(dim, base);
-  const std::int64_t pairs = dim / 2;
+  const auto pairs = static_cast<std::int64_t>(theta.size());
   std::vector<double> cos(static_cast<std::size_t>(length * pairs)), sin(cos.size());
   for (std::int64_t m = 0; m < length; ++m)
     for (std::int64_t i = 0; i < pairs; ++i) {
@@ -126,6 +130,11 @@ std::int64_t rotary_width(std::int64_t head_width, const RotaryOptions& options)
             "floor(fraction * D) = floor(", options.fraction, " * ", head_width, ") = ", width,
             " must be even and positive: coordinates are rotated in pairs");
   ag::check(options.base > 1, "rope", "base must be greater than 1, got ", options.base);
+  check_rope_scaling(options.scaling);
+  const RopeScaling method = options.scaling.method;
+  ag::check(width > 2 || (method != RopeScaling::ntk && method != RopeScaling::dynamic), "rope",
+            "scaling=", rope_scaling_name(method), " changes base by s^(d/(d-2)): it needs a ",
+            "rotated width d above 2, got ", width);
   return width;
 }
 
@@ -140,11 +149,19 @@ std::pair<Tensor, Tensor> RotaryPositions::rotate(const Tensor& q, const Tensor&
   ag::check(q.dim() == 4 && q.size(3) == head_width_ && k.dim() == 4 && k.size(3) == head_width_,
             "rope", "expected q and k [B, H, T, ", head_width_, "], got ",
             ag::shape_string(q.shape()), " and ", ag::shape_string(k.shape()));
-  // Tables for positions 0 .. offset+T-1, in the dtype of q (float64 under gradcheck). They
-  // cost (offset + T) * d/2 cosines and sines, little beside the products of attention.
-  const auto [cos, sin] = rope_tables(offset + q.size(2), rotated_width_, options_.base, q.dtype());
-  return {apply_rotary(q, offset, cos, sin, options_.layout),
-          apply_rotary(k, offset, cos, sin, options_.layout)};
+  // Tables for positions 0 .. L-1, L = offset+T, in the dtype of q (float64 under gradcheck).
+  // They cost L * d/2 cosines and sines, little beside the products of attention. A scaling
+  // rule (chapter 8) changes the frequencies; dynamic NTK chooses them by L.
+  const std::int64_t length = offset + q.size(2);
+  const std::vector<double> theta =
+      scaled_rope_frequencies(rotated_width_, options_.base, options_.scaling, length);
+  const auto [cos, sin] = rope_tables(length, theta, q.dtype());
+  const Tensor q_turned = apply_rotary(q, offset, cos, sin, options_.layout);
+  const Tensor k_turned = apply_rotary(k, offset, cos, sin, options_.layout);
+  // YaRN's temperature: q and k each times 0.1 ln s + 1, so the scores times its square
+  const double factor = rope_attention_factor(options_.scaling, length);
+  if (factor == 1) return {q_turned, k_turned};
+  return {ag::mul(q_turned, factor), ag::mul(k_turned, factor)};
 }
 // [rope-rotate]
 
@@ -159,12 +176,49 @@ std::shared_ptr<AttentionPositions> RotaryEncoding::make_attention_part(ag::Rng&
 }
 
 std::vector<std::pair<std::string, Tensor>> RotaryEncoding::inspect(std::int64_t length) const {
-  const auto [cos, sin] = rope_tables(length, rotated_width_, options_.base, ag::Dtype::f64);
+  const std::vector<double> theta =
+      scaled_rope_frequencies(rotated_width_, options_.base, options_.scaling, length);
+  const auto [cos, sin] = rope_tables(length, theta, ag::Dtype::f64);
   const Tensor unit =
       ag::full({1, length, head_width_}, 1.0 / std::sqrt(double(head_width_)), ag::Dtype::f64);
   const Tensor example =
       ag::reshape(apply_rotary(unit, 0, cos, sin, options_.layout), {length, head_width_});
-  return {{"cos", cos}, {"sin", sin}, {"rotated_example", example}};
+  const RopeScalingOptions& scaling = options_.scaling;
+  return {{"cos", cos},
+          {"sin", sin},
+          {"rotated_example", example},
+          {"frequencies", ag::from_vector(theta, {rotated_width_ / 2}, ag::Dtype::f64)},
+          {"scale", ag::from_vector({rope_scale_at(scaling, length)}, {1}, ag::Dtype::f64)},
+          {"attention_factor",
+           ag::from_vector({rope_attention_factor(scaling, length)}, {1}, ag::Dtype::f64)}};
+}
+
+RopeScalingOptions rope_scaling_options(const EncodingSpec& spec) {
+  RopeScalingOptions scaling;
+  const auto given = [&](const char* key) { return spec.options.count(key) > 0; };
+  if (given("scaling")) scaling.method = rope_scaling_from(spec.options.at("scaling"));
+  scaling.scale = number_option(spec, "rope", "scale", scaling.scale);
+  scaling.train_length =
+      integer_option(spec, "rope", "train_length", scaling.train_length, 1, kLargestTableOption);
+  scaling.alpha = number_option(spec, "rope", "alpha", scaling.alpha);
+  scaling.beta = number_option(spec, "rope", "beta", scaling.beta);
+  // An option that the chosen rule would ignore is refused: it is a mistake in a command line.
+  const RopeScaling m = scaling.method;
+  const std::string rule = "scaling=" + rope_scaling_name(m);
+  const bool uses_scale = m == RopeScaling::linear || m == RopeScaling::ntk || m == RopeScaling::yarn;
+  const bool uses_length = m == RopeScaling::dynamic || m == RopeScaling::yarn;
+  ag::check(!uses_scale || given("scale"), "rope", rule, " needs scale=S (S >= 1: how many ",
+            "times the training length to reach)");
+  ag::check(uses_scale || !given("scale"), "rope", "option scale does nothing with ", rule,
+            m == RopeScaling::dynamic ? " (it computes s = max(1, L / train_length))"
+                                      : " (linear, ntk and yarn take it)");
+  ag::check(uses_length || !given("train_length"), "rope", "option train_length does nothing ",
+            "with ", rule, " (dynamic and yarn take it)");
+  for (const char* key : {"alpha", "beta"})
+    ag::check(m == RopeScaling::yarn || !given(key), "rope", "option ", key,
+              " does nothing with ", rule, " (yarn takes it)");
+  check_rope_scaling(scaling);
+  return scaling;
 }
 
 void register_ch05_encodings() {
@@ -172,9 +226,10 @@ void register_ch05_encodings() {
       {"rope",
        "05",
        "rotary: q and k turned by position-proportional angles, so q.k depends on n - m",
-       {"base", "layout", "fraction"},
+       {"base", "layout", "fraction", "scaling", "scale", "train_length", "alpha", "beta"},
        [](const EncodingSpec& spec, ag::Rng&) {
          RotaryOptions options;
+         options.scaling = rope_scaling_options(spec);
          options.base = number_option(spec, "rope", "base", options.base);
          options.fraction = number_option(spec, "rope", "fraction", options.fraction);
          if (auto it = spec.options.find("layout"); it != spec.options.end())

@@ -9,8 +9,11 @@
 #include <vector>
 
 #include "positional_encoding.hpp"
+#include "rope_scaling.hpp"
 
 namespace pe {
+
+struct EncodingSpec;  // encoding_registry.hpp
 
 /// Which coordinates of a head form the 2-D planes that are rotated.
 enum class RotaryLayout {
@@ -28,6 +31,9 @@ std::vector<double> rope_frequencies(std::int64_t dim, double base);
 /// cos and sin of the angles m * theta_i for positions m = 0 .. length-1:
 /// two tensors [length, dim/2] in the given dtype (computed in double, then rounded).
 std::pair<ag::Tensor, ag::Tensor> rope_tables(std::int64_t length, std::int64_t dim, double base,
+                                              ag::Dtype dtype);
+/// The same for given frequencies theta (d/2 of them): cos and sin of m * theta_i.
+std::pair<ag::Tensor, ag::Tensor> rope_tables(std::int64_t length, const std::vector<double>& theta,
                                               ag::Dtype dtype);
 
 /// Rotates the first d = 2 * cos.size(1) coordinates of x's last axis; the rest pass through.
@@ -47,10 +53,12 @@ struct RotaryOptions {
   double base = 10000;
   RotaryLayout layout = RotaryLayout::adjacent;
   double fraction = 1.0;  ///< rotate the first fraction * D coordinates (GPT-NeoX's rotary_pct)
+  RopeScalingOptions scaling = {};  ///< a rule to reach past the training length (chapter 8)
 };
 
 /// The rotated width d = floor(fraction * D) of a head of width D; an ag::Error unless d is even
-/// and positive, fraction lies in (0, 1] and base > 1.
+/// and positive, fraction lies in (0, 1], base > 1 and the scaling options make sense
+/// (check_rope_scaling; NTK scaling needs d > 2).
 std::int64_t rotary_width(std::int64_t head_width, const RotaryOptions& options);
 
 /// RoPE's part in each attention layer, through the rotate hook. No parameters: every layer
@@ -77,7 +85,9 @@ class RotaryEncoding : public PositionalEncoding {
   /// A RotaryPositions with this encoding's head width and options.
   std::shared_ptr<AttentionPositions> make_attention_part(ag::Rng& rng) const override;
   /// "cos", "sin" [length, d/2]; "rotated_example" [length, D]: the unit vector
-  /// (1, 1, ..., 1) / sqrt(D) rotated to each position 0 .. length-1.
+  /// (1, 1, ..., 1) / sqrt(D) rotated to each position 0 .. length-1; "frequencies" [d/2]: the
+  /// theta'_i in force for a pass over `length` positions (the scaling rule applied), "scale"
+  /// [1]: its s, "attention_factor" [1]: what q and k are multiplied by (YaRN).
   std::vector<std::pair<std::string, ag::Tensor>> inspect(std::int64_t length) const override;
 
   std::int64_t head_width() const { return head_width_; }
@@ -89,7 +99,12 @@ class RotaryEncoding : public PositionalEncoding {
   RotaryOptions options_;
 };
 
-/// Adds "rope" (options base, layout, fraction) to the encoding registry.
+/// The scaling options of a "rope" spec: scaling=none|linear|ntk|dynamic|yarn, scale=S
+/// (linear, ntk, yarn), train_length=L (dynamic, yarn), alpha and beta (yarn). An option the
+/// chosen rule does not use is an error, as is a rule without the options it needs.
+RopeScalingOptions rope_scaling_options(const EncodingSpec& spec);
+
+/// Adds "rope" (options base, layout, fraction and the scaling options) to the registry.
 void register_ch05_encodings();
 
 }  // namespace pe

@@ -270,7 +270,7 @@ TEST(Ch05Rope, RegisteredWithItsOptionsAndBadOptionsAreErrors) {
 TEST(Ch05Rope, InspectShowsTablesAndARotatedUnitVector) {
   RotaryEncoding rope(16);
   const auto quantities = rope.inspect(8);
-  ASSERT_EQ(quantities.size(), 3u);
+  ASSERT_EQ(quantities.size(), 6u);
   EXPECT_EQ(quantities[0].first, "cos");
   EXPECT_EQ(quantities[0].second.shape(), (ag::Shape{8, 8}));
   EXPECT_EQ(quantities[1].first, "sin");
@@ -281,4 +281,11 @@ TEST(Ch05Rope, InspectShowsTablesAndARotatedUnitVector) {
     Tensor row = ag::slice(example, 0, m, m + 1);
     EXPECT_NEAR(dot(row, row), 1.0, 1e-12);
   }
+  // without a scaling rule: RoPE's own frequencies, s = 1, no temperature
+  EXPECT_EQ(quantities[3].first, "frequencies");
+  EXPECT_EQ(quantities[3].second.to_vector(), rope_frequencies(16, 10000));
+  EXPECT_EQ(quantities[4].first, "scale");
+  EXPECT_EQ(quantities[4].second.item(), 1.0);
+  EXPECT_EQ(quantities[5].first, "attention_factor");
+  EXPECT_EQ(quantities[5].second.item(), 1.0);
 }

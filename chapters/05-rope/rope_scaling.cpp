@@ -1,0 +1,95 @@
+#include "rope_scaling.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "ag/tensor.hpp"
+#include "rope.hpp"
+
+namespace pe {
+
+RopeScaling rope_scaling_from(const std::string& name) {
+  if (name == "none") return RopeScaling::none;
+  if (name == "linear") return RopeScaling::linear;
+  if (name == "ntk") return RopeScaling::ntk;
+  if (name == "dynamic") return RopeScaling::dynamic;
+  if (name == "yarn") return RopeScaling::yarn;
+  throw ag::Error("rope: unknown scaling '" + name +
+                  "' (expected none, linear, ntk, dynamic or yarn)");
+}
+
+std::string rope_scaling_name(RopeScaling scaling) {
+  switch (scaling) {
+    case RopeScaling::none: return "none";
+    case RopeScaling::linear: return "linear";
+    case RopeScaling::ntk: return "ntk";
+    case RopeScaling::dynamic: return "dynamic";
+    case RopeScaling::yarn: return "yarn";
+  }
+  return "none";
+}
+
+void check_rope_scaling(const RopeScalingOptions& o) {
+  const std::string method = "scaling=" + rope_scaling_name(o.method);
+  ag::check(std::isfinite(o.scale) && o.scale >= 1, "rope", "scale must be at least 1 (",
+            method, "), got ", o.scale, ": a scale below 1 would shrink the context");
+  if (o.method == RopeScaling::dynamic || o.method == RopeScaling::yarn)
+    ag::check(o.train_length >= 1, "rope", method,
+              " needs train_length=L, the length the model was trained at");
+  if (o.method == RopeScaling::yarn)
+    ag::check(std::isfinite(o.alpha) && std::isfinite(o.beta) && o.alpha > 0 && o.alpha < o.beta,
+              "rope", "yarn needs 0 < alpha < beta, got alpha ", o.alpha, " and beta ", o.beta);
+}
+
+double rope_scale_at(const RopeScalingOptions& options, std::int64_t length) {
+  switch (options.method) {
+    case RopeScaling::none: return 1;
+    case RopeScaling::dynamic:
+      return std::max(1.0, double(length) / double(options.train_length));  // s = max(1, L/L_train)
+    default: return options.scale;
+  }
+}
+
+double yarn_ramp(double r, double alpha, double beta) {
+  return std::clamp((r - alpha) / (beta - alpha), 0.0, 1.0);
+}
+
+// [rope-scaling]
+std::vector<double> scaled_rope_frequencies(std::int64_t dim, double base,
+                                            const RopeScalingOptions& options,
+                                            std::int64_t length) {
+  check_rope_scaling(options);
+  const double s = rope_scale_at(options, length), d = double(dim);
+  switch (options.method) {
+    case RopeScaling::none: return rope_frequencies(dim, base);
+    case RopeScaling::ntk:
+    case RopeScaling::dynamic:  // base' = base * s^(d/(d-2)); d = 2 has no such base
+      ag::check(dim > 2, "rope", "scaling=", rope_scaling_name(options.method),
+                " needs a rotated width above 2, got ", dim);
+      return rope_frequencies(dim, base * std::pow(s, d / (d - 2)));
+    case RopeScaling::linear:
+    case RopeScaling::yarn: break;
+  }
+  std::vector<double> theta = rope_frequencies(dim, base);
+  for (double& t : theta) {
+    if (options.method == RopeScaling::linear) {
+      t /= s;  // m theta / s = (m / s) theta: positions divided by s
+      continue;
+    }
+    // YaRN: r = L_train / lambda turns over the training length, lambda = 2 pi / theta.
+    // Frequencies that turn many times (r > beta) saw every angle in training and are kept;
+    // those that turn less than alpha times are interpolated; a linear ramp in between.
+    const double r = double(options.train_length) * t / (2 * M_PI);
+    const double gamma = yarn_ramp(r, options.alpha, options.beta);
+    t = (1 - gamma) * t / s + gamma * t;
+  }
+  return theta;
+}
+// [rope-scaling]
+
+double rope_attention_factor(const RopeScalingOptions& options, std::int64_t length) {
+  if (options.method != RopeScaling::yarn) return 1;
+  return 0.1 * std::log(rope_scale_at(options, length)) + 1;  // sqrt(1/t) = 0.1 ln s + 1
+}
+
+}  // namespace pe
