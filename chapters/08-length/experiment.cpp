@@ -18,6 +18,7 @@
 
 #include "ag/files.hpp"
 #include "chapter_options.hpp"
+#include "context_extension.hpp"
 #include "extrapolation.hpp"
 #include "figures.hpp"
 #include "fortunes_corpus.hpp"
@@ -34,6 +35,13 @@ const std::vector<std::int64_t> kLengths = {32, 64, 128, 256, 512};
 constexpr std::int64_t kCharlmSeeds = 3;       // seeds of every charlm row
 constexpr std::int64_t kScoredCharacters = 16384;  // held-out characters at every length
 constexpr std::int64_t kSyntheticSequences = 64;   // held-out sequences at every length
+// RoPE's context extension: the charlm RoPE model of seed 1 under each scaling rule, set for
+// 8 times the training length, evaluated up to 256, without and after a fine-tune of
+// kFineTuneSteps steps on sequences of 256.
+const std::vector<std::string> kScalings = {"none", "linear", "ntk", "dynamic", "yarn"};
+const std::vector<std::int64_t> kScalingLengths = {32, 64, 128, 256};
+constexpr double kScale = 8;
+constexpr std::int64_t kFineTuneSteps = 50;
 
 // One row of the tables: an encoding and its depth.
 struct Variant {
@@ -297,6 +305,52 @@ void run(const pe::ChapterOptions& options) {
   pe::write_line_plot(options.out + "/nope_probe_bands.png", probe_lines,
                       "NoPE: probe R^2 within bands of 32 positions (last layer), length 128",
                       "middle of the band of positions", "R^2", false, std::make_pair(-1.0, 1.0));
+
+  // [rope-scaling]
+  pe::Trainer& rope = *seed1_models.at("charlm/rope-l2");
+  tables += "RoPE charlm model (seed " + std::to_string(options.seed) +
+            ") under each scaling rule for s = 8: held-out bits per character\n\n";
+  std::string header = "| rule | fine-tuned |", rule_line = "|---|---|";
+  for (auto L : kScalingLengths) {
+    header += " " + std::to_string(L) + (L == kTrainLength ? " (train)" : "") + " |";
+    rule_line += "---|";
+  }
+  tables += header + "\n" + rule_line + "\n";
+  std::vector<pe::Series> scaling_lines;
+  for (const std::string& method : kScalings) {
+    pe::TrainConfig c = rope.config();
+    c.encoding_options = pe::rope_scaling_encoding_options(method, kScale, kTrainLength);
+    pe::TrainConfig tune = c;  // a short fine-tune at 8 x the training length
+    tune.length = std::int64_t(kScale) * kTrainLength;
+    tune.batch = 8;  // 2048 tokens a step, twice a training step's
+    tune.steps = kFineTuneSteps;
+    tune.warmup = 5;
+    tune.lr = 1e-3;
+    tune.eval_every = kFineTuneSteps;
+    for (const bool fine_tune : {false, true}) {
+      auto model = pe::trainer_with_weights(fine_tune ? tune : c, rope.model());
+      if (fine_tune) model->train();
+      tables += "| " + method + " | " + (fine_tune ? "yes" : "no") + " |";
+      pe::Series s{method + (fine_tune ? ", fine-tuned" : ""), {}, {}};
+      for (auto L : kScalingLengths) {
+        const auto r = pe::held_out_bits(model->model(), held_out, L, kScoredCharacters);
+        summary["rope_scaling"][method][fine_tune ? "fine-tuned" : "as trained"]
+               [std::to_string(L)] = result_json(r);
+        tables += " " + (r.ran ? fixed(r.bits, 3) : pe::cannot_run_cell(r.error)) + " |";
+        s.x.push_back(std::log2(double(L)));
+        s.y.push_back(r.ran ? r.bits : std::nan(""));
+      }
+      tables += "\n";
+      scaling_lines.push_back(s);
+    }
+  }
+  // [rope-scaling]
+  const double t = std::log2(double(kTrainLength));
+  scaling_lines.push_back({"training length 32", {t, t}, {1.5, 6.0}});
+  pe::write_line_plot(options.out + "/rope_scaling_bits.png", scaling_lines,
+                      "RoPE on fortunes, trained at 32, scaling rules for s = 8",
+                      "log2 of the evaluation length (5 = 32, 8 = 256)", "bits per character",
+                      false, std::make_pair(1.5, 6.0));
 
   ag::write_file_atomically(options.out + "/tables.md", tables);
   ag::write_file_atomically(options.out + "/summary.json", summary.dump(1) + "\n");

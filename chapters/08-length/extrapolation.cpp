@@ -19,6 +19,7 @@ LengthResult refused(std::int64_t length, const ag::Error& error) {
 
 }  // namespace
 
+// [past-training]
 std::vector<LengthResult> evaluate_past_training(Trainer& trainer,
                                                  const std::vector<std::int64_t>& lengths,
                                                  std::int64_t sequences) {
@@ -33,6 +34,7 @@ std::vector<LengthResult> evaluate_past_training(Trainer& trainer,
   }
   return results;
 }
+// [past-training]
 
 CharVocabulary::CharVocabulary(const std::string& training_text) : token_of_(256, -1) {
   std::array<bool, 256> present{};
@@ -66,6 +68,7 @@ LengthResult held_out_bits(Decoder& model, const std::vector<std::int64_t>& toke
   LengthResult result;
   result.length = length;
   double loss_sum = 0;
+  // [held-out-bits]
   try {
     for (std::int64_t first = 0; first < windows; first += chunk) {
       const std::int64_t rows = std::min(chunk, windows - first);
@@ -85,6 +88,7 @@ LengthResult held_out_bits(Decoder& model, const std::vector<std::int64_t>& toke
   } catch (const ag::Error& error) {
     return refused(length, error);
   }
+  // [held-out-bits]
   result.ran = true;
   result.scored = characters;
   result.accuracy /= double(characters);

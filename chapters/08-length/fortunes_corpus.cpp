@@ -84,6 +84,7 @@ FortunesSplit split_fortunes_corpus(const std::string& folder, std::uint64_t hel
     std::string text = ag::read_file(file, kMaxFortuneFileBytes, "fortune file");
     split.dropped_bytes += keep_printable_ascii(text);
     ++split.files;
+    // [split]
     for (std::string& fortune : split_fortunes(text)) {
       if (!seen.insert(fortune).second) {
         ++split.duplicates;
@@ -93,6 +94,7 @@ FortunesSplit split_fortunes_corpus(const std::string& folder, std::uint64_t hel
       (held_out ? split.held_out : split.train) += fortune + "%\n";
       ++(held_out ? split.held_out_fortunes : split.train_fortunes);
     }
+    // [split]
   }
   ag::check(split.train_fortunes > 0 && split.held_out_fortunes > 0, "fortunes",
             "corpus folder '", folder, "' gave ", split.train_fortunes, " training and ",
