@@ -13,9 +13,6 @@
 
 namespace pe {
 
-namespace {
-
-// "key=value" pairs from repeated --option flags.
 std::map<std::string, std::string> parse_pairs(const std::vector<std::string>& pairs,
                                                const char* flag) {
   std::map<std::string, std::string> out;
@@ -27,6 +24,8 @@ std::map<std::string, std::string> parse_pairs(const std::vector<std::string>& p
   }
   return out;
 }
+
+namespace {
 
 std::string default_run_name(const TrainConfig& c) {
   return c.encoding + "-" + c.task + "-l" + std::to_string(c.model.layers) + "-h" +
@@ -46,7 +45,7 @@ struct TrainFlags {
   TrainConfig config;
   std::vector<std::string> encoding_options, task_options;
   std::vector<std::int64_t> eval_lengths;
-  std::string out, resume;
+  std::string out, resume, init;
   std::int64_t save_every = 500;
   bool no_figures = false, quiet = false, profile = false;
 };
@@ -135,6 +134,11 @@ void add_train_command(CLI::App& app) {
                                  "comes from it; --steps sets the new total)")
                      ->check(CLI::ExistingFile);
   for (auto* option : from_checkpoint) resume->excludes(option);  // it would be ignored
+  cmd->add_option("--init", flags->init,
+                  "start from the weights of this checkpoint (a fine-tune: same model shape; "
+                  "new optimiser, schedule and data)")
+      ->check(CLI::ExistingFile)
+      ->excludes(resume);
   cmd->callback([flags, cmd] {
     TrainConfig config = finish_config(*flags);
     RunOptions options;
@@ -144,6 +148,7 @@ void add_train_command(CLI::App& app) {
       ag::check(!flags->out.empty(), "train", "--resume needs --out (a folder for the continued run)");
     }
     options.out_dir = flags->out.empty() ? "results/" + default_run_name(config) : flags->out;
+    options.init_from = flags->init;
     options.eval_lengths = flags->eval_lengths;
     options.progress = !flags->quiet;
     options.figures = !flags->no_figures;
@@ -163,6 +168,7 @@ void add_eval_command(CLI::App& app) {
     std::int64_t sequences = 0;
     bool json = false;
     std::string plot;
+    std::vector<std::string> options;
   };
   auto flags = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand("eval", "accuracy of a trained model at given lengths");
@@ -171,8 +177,11 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--lengths,-l", flags->lengths, "comma-separated lengths (default: the training length)")->delimiter(',');
   cmd->add_option("--sequences", flags->sequences, "held-out sequences per length (default: the run's)");
   cmd->add_flag("--json", flags->json, "print JSON instead of a table");
+  cmd->add_option("--option,-o", flags->options,
+                  "encoding option key=value replacing the checkpoint's (repeatable; key= "
+                  "removes one), e.g. -o scaling=yarn for a RoPE model");
   cmd->callback([flags] {
-    auto trainer = Trainer::resume(flags->checkpoint);
+    auto trainer = Trainer::resume(flags->checkpoint, parse_pairs(flags->options, "--option"));
     std::vector<std::int64_t> lengths = flags->lengths;
     if (lengths.empty()) lengths.push_back(trainer->config().length);
     const std::int64_t sequences = flags->sequences ? flags->sequences : trainer->config().eval_sequences;

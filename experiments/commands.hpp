@@ -1,8 +1,15 @@
 // The subcommands of `pe`, one function each, so that pe.cpp reads as a table of contents.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <map>
+#include <string>
+#include <vector>
 
 namespace pe {
+
+/// "key=value" pairs from repeated flags such as --option; `flag` names it in the error.
+std::map<std::string, std::string> parse_pairs(const std::vector<std::string>& pairs,
+                                               const char* flag);
 
 void add_list_command(CLI::App& app);
 void add_train_command(CLI::App& app);

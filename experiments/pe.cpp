@@ -6,11 +6,13 @@
 //   pe heatmap CHECKPOINT --out FILE.png  attention of a trained model on a held-out sequence
 //   pe inspect ENCODING                   an encoding's own quantities as JSON (see each chapter)
 //   pe table                              every encoding on the reference tasks
+//   pe generate CHECKPOINT --prompt TEXT --tokens N   text from a charlm model (generate.hpp)
 #include <iostream>
 
 #include "chapter_registry.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
+#include "generate.hpp"
 
 int main(int argc, char** argv) {
   pe::register_chapter_encodings();
@@ -22,6 +24,7 @@ int main(int argc, char** argv) {
   pe::add_heatmap_command(app);
   pe::add_inspect_command(app);
   pe::add_table_command(app);
+  pe::add_generate_command(app);
   // CLI11 reads an unknown first word as a stray argument; say plainly what it is.
   if (argc > 1 && argv[1][0] != '-') {
     const std::string word = argv[1];

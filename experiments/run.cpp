@@ -277,6 +277,7 @@ RunSummary train_and_write(Trainer& trainer, const RunOptions& options,
                         {"final", final_json},
                         {"train_seconds", summary.train_seconds},
                         {"wall_seconds", summary.wall_seconds}};
+  if (!options.init_from.empty()) run["init_from"] = options.init_from;
   // Written last: a run.json says the run is complete (load_finished_run relies on it).
   ag::write_file_atomically(dir + "run.json", run.dump(2) + "\n");
   return summary;
@@ -287,12 +288,15 @@ RunSummary train_and_write(Trainer& trainer, const RunOptions& options,
 RunSummary run_training(const TrainConfig& requested, const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   // Everything that can be refused is refused before the folder exists or training starts.
+  ag::check(options.init_from.empty() || options.resume_from.empty(), "train",
+            "a run either resumes (--resume) or starts from weights (--init), not both");
   std::unique_ptr<Trainer> trainer;
   if (!options.resume_from.empty()) {
     trainer = Trainer::resume(options.resume_from);
     if (options.total_steps > 0) trainer->extend_to(options.total_steps);
   } else {
     trainer = std::make_unique<Trainer>(requested);
+    if (!options.init_from.empty()) trainer->load_weights(options.init_from);
   }
   std::vector<std::int64_t> lengths = options.eval_lengths;
   if (lengths.empty()) lengths.push_back(trainer->config().length);

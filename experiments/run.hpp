@@ -25,6 +25,9 @@ struct RunOptions {
   std::string resume_from;
   /// With resume_from: train until this many steps in all (0: the saved run's total).
   std::int64_t total_steps = 0;
+  /// Start a new run from the weights of this checkpoint (Trainer::load_weights) instead of
+  /// drawing them: a fine-tune. Recorded in run.json as "init_from".
+  std::string init_from;
   /// A checkpoint every this many steps during training (0: only at the end), each written
   /// atomically over the last, so that a killed run resumes from it.
   std::int64_t save_every = 500;

@@ -246,9 +246,16 @@ SavedProgress read_saved_progress(const std::map<std::string, std::string>& meta
   return saved;
 }
 
-std::unique_ptr<Trainer> Trainer::resume(const std::string& checkpoint) {
+std::unique_ptr<Trainer> Trainer::resume(const std::string& checkpoint,
+                                         const std::map<std::string, std::string>& encoding_options) {
   const ag::TensorFile file = ag::load_tensor_file(checkpoint);
   SavedProgress saved = read_saved_progress(file.metadata, checkpoint);
+  for (const auto& [key, value] : encoding_options) {
+    if (value.empty())
+      saved.config.encoding_options.erase(key);
+    else
+      saved.config.encoding_options[key] = value;
+  }
   const ag::Rng data_rng = ag::Rng::from_state(saved.data_rng);
   auto trainer = std::make_unique<Trainer>(saved.config);
   ag::load_module(file.tensors, trainer->model(), checkpoint, kOptimizerPrefix);
@@ -269,6 +276,12 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string& checkpoint) {
   trainer->seconds_ = saved.seconds;
   trainer->history_ = std::move(saved.history);
   return trainer;
+}
+
+void Trainer::load_weights(const std::string& checkpoint) {
+  const ag::TensorFile file = ag::load_tensor_file(checkpoint);
+  read_saved_progress(file.metadata, checkpoint);  // a training checkpoint, not any tensor file
+  ag::load_module(file.tensors, *model_, checkpoint, kOptimizerPrefix);
 }
 
 void Trainer::extend_to(std::int64_t total_steps) {

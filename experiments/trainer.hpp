@@ -72,7 +72,16 @@ class Trainer {
   explicit Trainer(TrainConfig config);
   /// Restores a run saved by save(): the same model, optimiser and data streams, so that
   /// training on gives exactly what the uninterrupted run would have given.
-  static std::unique_ptr<Trainer> resume(const std::string& checkpoint);
+  /// encoding_options replace the checkpoint's options of the same name (an empty value
+  /// removes one): a rule chosen at evaluation time, such as RoPE's scaling, that changes no
+  /// parameter. An option that would change a parameter's shape fails to load, naming it.
+  static std::unique_ptr<Trainer> resume(
+      const std::string& checkpoint,
+      const std::map<std::string, std::string>& encoding_options = {});
+  /// Copies the model's weights from a checkpoint written by save() (not the optimiser, the
+  /// steps or the data streams): a fine-tune that starts from a trained model. The two
+  /// models must have the same parameters, names and shapes.
+  void load_weights(const std::string& checkpoint);
 
   /// One optimisation step on a fresh batch; returns its training loss.
   /// A non-finite loss or gradient norm is an ag::Error naming the step, thrown before the
