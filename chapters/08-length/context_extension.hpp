@@ -18,10 +18,10 @@ std::map<std::string, std::string> rope_scaling_encoding_options(const std::stri
                                                                   double scale,
                                                                   std::int64_t train_length);
 
-/// A trainer for `config` whose model starts from the weights of `trained`, parameter by
-/// parameter under the same names and shapes (an ag::Error names the first that differs). The
-/// scaling rules change no parameter, so a RoPE model under any of them takes the weights of the
-/// model trained without one.
-std::unique_ptr<Trainer> trainer_with_weights(const TrainConfig& config, const Decoder& trained);
+/// A trainer for `config` (a RoPE model under a scaling rule, and for a fine-tune the longer
+/// length) whose model starts from the weights of a trained checkpoint (Trainer::load_weights).
+/// The scaling rules change no parameter, so the weights of the model trained without one fit.
+std::unique_ptr<Trainer> trainer_from_checkpoint(const TrainConfig& config,
+                                                 const std::string& checkpoint);
 
 }  // namespace pe

@@ -1,5 +1,6 @@
 #include "extrapolation.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <regex>
@@ -22,11 +23,11 @@ LengthResult refused(std::int64_t length, const ag::Error& error) {
 // [past-training]
 std::vector<LengthResult> evaluate_past_training(Trainer& trainer,
                                                  const std::vector<std::int64_t>& lengths,
-                                                 std::int64_t sequences) {
+                                                 std::int64_t tokens) {
   std::vector<LengthResult> results;
   for (const std::int64_t length : lengths) {
     try {
-      const Evaluation e = trainer.evaluate(length, sequences);
+      const Evaluation e = trainer.evaluate(length, std::max<std::int64_t>(2, tokens / length));
       results.push_back({length, true, e.accuracy, e.loss, e.loss / std::log(2.0), e.scored, {}});
     } catch (const ag::Error& error) {
       results.push_back(refused(length, error));

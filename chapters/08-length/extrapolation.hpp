@@ -22,12 +22,13 @@ struct LengthResult {
   std::string error;     ///< the model's own one-line error when ran is false
 };
 
-/// Trainer::evaluate at each length on the task's held-out sequences. An ag::Error at one
-/// length (an encoding that has no position for it) is recorded in that length's result and
-/// the other lengths still run; any other failure propagates.
+/// Trainer::evaluate at each length on the task's held-out sequences: tokens / length of them
+/// (at least 2), so that every length costs about the same number of tokens. An ag::Error at
+/// one length (an encoding that has no position for it) is recorded in that length's result
+/// and the other lengths still run; any other failure propagates.
 std::vector<LengthResult> evaluate_past_training(Trainer& trainer,
                                                  const std::vector<std::int64_t>& lengths,
-                                                 std::int64_t sequences);
+                                                 std::int64_t tokens);
 
 /// The characters of a text as tokens, numbered as the charlm task numbers them: token t is
 /// the t-th smallest byte that occurs in the training text. A held-out text must use no byte

@@ -9,7 +9,7 @@ namespace pe {
 
 namespace {
 
-constexpr std::int64_t kFitWindows = 64, kTestWindows = 32;
+constexpr std::int64_t kFitWindows = 32, kTestWindows = 16;
 constexpr double kRidge = 1e-3;  // chapter 7's
 
 ag::Indices windows(const std::vector<std::int64_t>& tokens, std::int64_t first,

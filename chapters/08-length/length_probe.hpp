@@ -9,8 +9,8 @@
 
 namespace pe {
 
-/// One probe per layer (layer_states: 0 is the embedding), fitted on 64 windows of `length`
-/// tokens cut back to back from `tokens`, scored on the next 32 windows. The score is given
+/// One probe per layer (layer_states: 0 is the embedding), fitted on 32 windows of `length`
+/// tokens cut back to back from `tokens`, scored on the next 16 windows. The score is given
 /// for each band of `band` positions (0 .. band-1, band .. 2 band-1, ...): R^2 within a band
 /// compares the probe's error with the spread of the positions in that band, so 1 means the
 /// layer still resolves positions there and 0 or less means it does not. length must be a

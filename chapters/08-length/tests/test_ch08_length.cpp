@@ -47,7 +47,7 @@ TEST_F(Length, EveryEncodingButTheLearnedTableRunsAtFourTimesItsTrainingLength) 
   for (const EncodingEntry& entry : registered_encodings()) {
     Trainer trainer(tiny_config(entry.name));
     trainer.train();
-    const auto results = evaluate_past_training(trainer, {8, 16, 32}, 4);
+    const auto results = evaluate_past_training(trainer, {8, 16, 32}, 32);
     ASSERT_EQ(results.size(), 3u);
     EXPECT_TRUE(results[0].ran) << entry.name << ": " << results[0].error;
     for (const LengthResult& r : results) {
@@ -61,7 +61,7 @@ TEST_F(Length, EveryEncodingButTheLearnedTableRunsAtFourTimesItsTrainingLength) 
 
 TEST_F(Length, LearnedTablePastItsRowsIsRecordedWithItsOwnError) {
   Trainer trainer(tiny_config("learned"));
-  const auto results = evaluate_past_training(trainer, {8, 9, 16}, 4);
+  const auto results = evaluate_past_training(trainer, {8, 9, 16}, 32);
   EXPECT_TRUE(results[0].ran);
   for (int i : {1, 2}) {
     EXPECT_FALSE(results[i].ran);
