@@ -163,13 +163,17 @@ void run(const pe::ChapterOptions& options) {
   for (const std::string task : {"shiftk", "copy", "charlm"})
     for (const Variant& v : kVariants) {
       pe::TrainConfig c = length_config(v, task, options.steps, options.seed);
-      if (task == std::string("charlm")) c.task_options["corpus"] = train_text;
+      if (task == std::string("charlm")) {
+        c.task_options["corpus"] = train_text;
+        c.model.vocab = vocabulary.size();  // what the task sets, so that a finished run matches
+      }
       planned.push_back({c, run_folder(options.out, task, v, options.seed)});
     }
   for (std::int64_t s = 1; s < kCharlmSeeds; ++s)
     for (const Variant& v : kVariants) {
       pe::TrainConfig c = length_config(v, "charlm", options.steps, options.seed + s);
       c.task_options["corpus"] = train_text;
+      c.model.vocab = vocabulary.size();
       planned.push_back({c, run_folder(options.out, "charlm", v, options.seed + s)});
     }
   const std::vector<pe::FinishedRun> finished = pe::run_or_reuse(planned, !options.retrain, 2);
