@@ -241,8 +241,11 @@ void run(const pe::ChapterOptions& options) {
   }
 
   tables += "\ncharlm: held-out bits per character (" + std::to_string(kScoredCharacters) +
-            " characters at each length), mean +- standard deviation over " +
-            std::to_string(kCharlmSeeds) + " seeds\n\n" + table_header("encoding");
+            " characters at each length), " +
+            (kCharlmSeeds == 1 ? "seed " + std::to_string(options.seed)
+                               : "mean +- standard deviation over " +
+                                     std::to_string(kCharlmSeeds) + " seeds") +
+            "\n\n" + table_header("encoding");
   std::vector<std::pair<std::string, std::vector<pe::LengthResult>>> charlm_means;
   for (const Variant& v : kVariants) {
     const auto& seeds = charlm_seeds[v.name];
@@ -266,7 +269,7 @@ void run(const pe::ChapterOptions& options) {
         mean.bits = m;
         summary["charlm_bits"][v.name][std::to_string(kLengths[i])] = {{"mean", m}, {"sd", sd},
                                                                        {"seeds", bits.size()}};
-        tables += " " + fixed(m, 3) + " +- " + fixed(sd, 3) + " |";
+        tables += " " + fixed(m, 3) + (bits.size() > 1 ? " +- " + fixed(sd, 3) : "") + " |";
       }
       means.push_back(mean);
     }
@@ -278,8 +281,10 @@ void run(const pe::ChapterOptions& options) {
     for (const auto& r : means)
       if (r.ran && std::isfinite(r.bits)) worst = std::max(worst, r.bits);
   plot_against_length(options.out + "/charlm_bits.png",
-                      "fortunes: held-out bits per character, trained at length 32 (mean of " +
-                          std::to_string(kCharlmSeeds) + " seeds)",
+                      "fortunes: held-out bits per character, trained at length 32 (" +
+                          (kCharlmSeeds == 1 ? std::string("one seed")
+                                             : "mean of " + std::to_string(kCharlmSeeds) + " seeds") +
+                          ")",
                       "bits per character", charlm_means, {1.5, std::ceil(worst + 0.5)});
 
   // Attention at 4x the training length, on ShiftK.
@@ -290,7 +295,8 @@ void run(const pe::ChapterOptions& options) {
 
   // Where the NoPE language models still know their position past length 32.
   tables += "\nNoPE charlm models: linear probe of the position at length " +
-            std::to_string(4 * kTrainLength) + ", R^2 within each band of 32 positions\n\n";
+            std::to_string(4 * kTrainLength) +
+            ", R^2 within each band of 32 positions (mean absolute error, in positions)\n\n";
   std::vector<pe::Series> probe_lines;
   for (const std::string name : {"none-l1", "none-l8"}) {
     const auto bands = pe::probe_position_bands(seed1_models.at("charlm/" + name)->model(),
@@ -300,7 +306,7 @@ void run(const pe::ChapterOptions& options) {
       tables += "| " + std::to_string(layer) + " |";
       pe::Series s{name + ", layer " + std::to_string(layer), {}, {}};
       for (std::size_t b = 0; b < bands[layer].size(); ++b) {
-        tables += " " + fixed(bands[layer][b].r2, 3) + " |";
+        tables += " " + fixed(bands[layer][b].r2, 2) + " (" + fixed(bands[layer][b].mae, 1) + ") |";
         s.x.push_back(double(b * kTrainLength) + kTrainLength / 2.0);
         s.y.push_back(bands[layer][b].r2);
         summary["nope_probe"][name][std::to_string(layer)].push_back(
@@ -313,7 +319,7 @@ void run(const pe::ChapterOptions& options) {
   }
   pe::write_line_plot(options.out + "/nope_probe_bands.png", probe_lines,
                       "NoPE: probe R^2 within bands of 32 positions (last layer), length 128",
-                      "middle of the band of positions", "R^2", false, std::make_pair(-1.0, 1.0));
+                      "middle of the band of positions", "R^2", false, std::make_pair(-30.0, 1.0));
 
   // [rope-scaling]
   const pe::Trainer& rope = *seed1_models.at("charlm/rope-l2");
