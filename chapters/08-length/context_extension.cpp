@@ -7,8 +7,8 @@
 namespace pe {
 
 std::map<std::string, std::string> rope_scaling_encoding_options(const std::string& method,
-                                                                  double scale,
-                                                                  std::int64_t train_length) {
+                                                                 double scale,
+                                                                 std::int64_t train_length) {
   char s[32];
   std::snprintf(s, sizeof s, "%g", scale);
   const std::string L = std::to_string(train_length);

@@ -15,8 +15,8 @@ namespace pe {
 /// `train_length` by `method` ("none", "linear", "ntk", "dynamic", "yarn"): only the options the
 /// rule reads (dynamic takes its scale from the current length, so it needs no scale).
 std::map<std::string, std::string> rope_scaling_encoding_options(const std::string& method,
-                                                                  double scale,
-                                                                  std::int64_t train_length);
+                                                                 double scale,
+                                                                 std::int64_t train_length);
 
 /// A trainer for `config` (a RoPE model under a scaling rule, and for a fine-tune the longer
 /// length) whose model starts from the weights of a trained checkpoint (Trainer::load_weights).

@@ -33,9 +33,9 @@ using nlohmann::json;
 // [length-plan]
 constexpr std::int64_t kTrainLength = 32;
 const std::vector<std::int64_t> kLengths = {32, 64, 128, 256, 512};
-constexpr std::int64_t kCharlmSeeds = 1;       // seeds of every charlm row (what the time allowed)
+constexpr std::int64_t kCharlmSeeds = 1;  // seeds of every charlm row (what the time allowed)
 constexpr std::int64_t kScoredCharacters = 2048;  // held-out characters at every length
-constexpr std::int64_t kSyntheticTokens = 1024;  // held-out tokens at every length
+constexpr std::int64_t kSyntheticTokens = 1024;   // held-out tokens at every length
 // RoPE's context extension: the charlm RoPE model of seed 1 under each scaling rule, set for
 // 8 times the training length, evaluated up to 256, without and after a fine-tune of
 // kFineTuneSteps steps on sequences of 256.
@@ -49,10 +49,15 @@ struct Variant {
   std::string name, encoding;
   std::int64_t layers;
 };
-const std::vector<Variant> kVariants = {
-    {"none (1 layer)", "none", 1}, {"none (8 layers)", "none", 8}, {"sinusoidal", "sinusoidal", 2},
-    {"learned", "learned", 2},     {"shaw", "shaw", 2},            {"xl", "xl", 2},
-    {"t5", "t5", 2},               {"rope", "rope", 2},            {"alibi", "alibi", 2}};
+const std::vector<Variant> kVariants = {{"none (1 layer)", "none", 1},
+                                        {"none (8 layers)", "none", 8},
+                                        {"sinusoidal", "sinusoidal", 2},
+                                        {"learned", "learned", 2},
+                                        {"shaw", "shaw", 2},
+                                        {"xl", "xl", 2},
+                                        {"t5", "t5", 2},
+                                        {"rope", "rope", 2},
+                                        {"alibi", "alibi", 2}};
 
 // A small model, so that 27 trainings and the extra seeds fit in under an hour on two
 // shared cores: width 64, 8 heads of width 8 (ALiBi's paper uses 8 heads), feed-forward 256.
@@ -71,7 +76,7 @@ pe::TrainConfig length_config(const Variant& v, const std::string& task, std::in
   c.warmup = std::min<std::int64_t>(100, steps / 10);
   c.lr = 3e-3;
   c.seed = seed;
-  c.eval_every = steps;  // one evaluation, at the end: the curve is not this chapter's question
+  c.eval_every = steps;   // one evaluation, at the end: the curve is not this chapter's question
   c.eval_sequences = 64;  // the run's own check at length 32
   return c;
 }
@@ -85,8 +90,11 @@ std::string run_folder(const std::string& out, const std::string& task, const Va
 
 json result_json(const pe::LengthResult& r) {
   if (!r.ran) return {{"length", r.length}, {"error", r.error}};
-  return {{"length", r.length}, {"accuracy", r.accuracy}, {"loss", r.loss},
-          {"bits", r.bits},     {"scored", r.scored}};
+  return {{"length", r.length},
+          {"accuracy", r.accuracy},
+          {"loss", r.loss},
+          {"bits", r.bits},
+          {"scored", r.scored}};
 }
 
 std::string fixed(double value, int digits) {
@@ -116,10 +124,10 @@ std::string table_header(const std::string& first) {
 
 // The line plot of one table: one line per encoding against log2 of the length, and the
 // training length as a vertical line.
-void plot_against_length(const std::string& png, const std::string& title,
-                         const std::string& y_label,
-                         const std::vector<std::pair<std::string, std::vector<pe::LengthResult>>>& rows,
-                         std::pair<double, double> y_range) {
+void plot_against_length(
+    const std::string& png, const std::string& title, const std::string& y_label,
+    const std::vector<std::pair<std::string, std::vector<pe::LengthResult>>>& rows,
+    std::pair<double, double> y_range) {
   std::vector<pe::Series> series;
   for (const auto& [name, results] : rows) {
     pe::Series s{name, {}, {}};
@@ -150,13 +158,14 @@ void run(const pe::ChapterOptions& options) {
   const pe::CharVocabulary vocabulary(corpus.train);
   const std::vector<std::int64_t> held_out = vocabulary.encode(corpus.held_out);
   // [corpus-split]
-  std::printf("corpus: %ld files of %s, %ld distinct fortunes (%ld duplicates dropped, %ld "
-              "non-ASCII bytes dropped)\n  training: %ld fortunes, %zu characters; held out: "
-              "%ld fortunes, %zu characters; vocabulary %ld\n",
-              long(corpus.files), pe::kFortunesFolder,
-              long(corpus.train_fortunes + corpus.held_out_fortunes), long(corpus.duplicates),
-              long(corpus.dropped_bytes), long(corpus.train_fortunes), corpus.train.size(),
-              long(corpus.held_out_fortunes), corpus.held_out.size(), long(vocabulary.size()));
+  std::printf(
+      "corpus: %ld files of %s, %ld distinct fortunes (%ld duplicates dropped, %ld "
+      "non-ASCII bytes dropped)\n  training: %ld fortunes, %zu characters; held out: "
+      "%ld fortunes, %zu characters; vocabulary %ld\n",
+      long(corpus.files), pe::kFortunesFolder,
+      long(corpus.train_fortunes + corpus.held_out_fortunes), long(corpus.duplicates),
+      long(corpus.dropped_bytes), long(corpus.train_fortunes), corpus.train.size(),
+      long(corpus.held_out_fortunes), corpus.held_out.size(), long(vocabulary.size()));
 
   // Every training, in one list: seed 1 of all tasks first, then the extra charlm seeds.
   std::vector<pe::PlannedRun> planned;
@@ -180,21 +189,27 @@ void run(const pe::ChapterOptions& options) {
 
   json summary = {{"train_length", kTrainLength},
                   {"lengths", kLengths},
-                  {"model", {{"width", 64}, {"heads", 8}, {"ffn_width", 256}, {"batch", 32},
-                             {"lr", 3e-3}, {"layers", "2 (none: 1 and 8)"}}},
+                  {"model",
+                   {{"width", 64},
+                    {"heads", 8},
+                    {"ffn_width", 256},
+                    {"batch", 32},
+                    {"lr", 3e-3},
+                    {"layers", "2 (none: 1 and 8)"}}},
                   {"steps", options.steps},
                   {"seed", options.seed},
                   {"charlm_seeds", kCharlmSeeds},
-                  {"corpus", {{"folder", pe::kFortunesFolder},
-                              {"files", corpus.files},
-                              {"train_fortunes", corpus.train_fortunes},
-                              {"held_out_fortunes", corpus.held_out_fortunes},
-                              {"train_characters", corpus.train.size()},
-                              {"held_out_characters", corpus.held_out.size()},
-                              {"duplicates_dropped", corpus.duplicates},
-                              {"non_ascii_bytes_dropped", corpus.dropped_bytes},
-                              {"vocabulary", vocabulary.size()},
-                              {"scored_characters_per_length", kScoredCharacters}}}};
+                  {"corpus",
+                   {{"folder", pe::kFortunesFolder},
+                    {"files", corpus.files},
+                    {"train_fortunes", corpus.train_fortunes},
+                    {"held_out_fortunes", corpus.held_out_fortunes},
+                    {"train_characters", corpus.train.size()},
+                    {"held_out_characters", corpus.held_out.size()},
+                    {"duplicates_dropped", corpus.duplicates},
+                    {"non_ascii_bytes_dropped", corpus.dropped_bytes},
+                    {"vocabulary", vocabulary.size()},
+                    {"scored_characters_per_length", kScoredCharacters}}}};
   std::string tables;
 
   // [evaluate-lengths]
@@ -236,15 +251,15 @@ void run(const pe::ChapterOptions& options) {
       tables += "\n";
     }
     plot_against_length(options.out + "/" + task + "_accuracy.png",
-                        task + ": held-out accuracy, trained at length 32", "accuracy",
-                        rows[task], {0.0, 1.0});
+                        task + ": held-out accuracy, trained at length 32", "accuracy", rows[task],
+                        {0.0, 1.0});
   }
 
   tables += "\ncharlm: held-out bits per character (" + std::to_string(kScoredCharacters) +
             " characters at each length), " +
-            (kCharlmSeeds == 1 ? "seed " + std::to_string(options.seed)
-                               : "mean +- standard deviation over " +
-                                     std::to_string(kCharlmSeeds) + " seeds") +
+            (kCharlmSeeds == 1
+                 ? "seed " + std::to_string(options.seed)
+                 : "mean +- standard deviation over " + std::to_string(kCharlmSeeds) + " seeds") +
             "\n\n" + table_header("encoding");
   std::vector<std::pair<std::string, std::vector<pe::LengthResult>>> charlm_means;
   for (const Variant& v : kVariants) {
@@ -255,8 +270,10 @@ void run(const pe::ChapterOptions& options) {
       std::vector<double> bits;
       std::string error;
       for (const auto& results : seeds) {
-        if (results[i].ran) bits.push_back(results[i].bits);
-        else error = results[i].error;
+        if (results[i].ran)
+          bits.push_back(results[i].bits);
+        else
+          error = results[i].error;
       }
       pe::LengthResult mean;
       mean.length = kLengths[i];
@@ -267,8 +284,8 @@ void run(const pe::ChapterOptions& options) {
         const auto [m, sd] = mean_sd(bits);
         mean.ran = true;
         mean.bits = m;
-        summary["charlm_bits"][v.name][std::to_string(kLengths[i])] = {{"mean", m}, {"sd", sd},
-                                                                       {"seeds", bits.size()}};
+        summary["charlm_bits"][v.name][std::to_string(kLengths[i])] = {
+            {"mean", m}, {"sd", sd}, {"seeds", bits.size()}};
         tables += " " + fixed(m, 3) + (bits.size() > 1 ? " +- " + fixed(sd, 3) : "") + " |";
       }
       means.push_back(mean);
@@ -280,12 +297,13 @@ void run(const pe::ChapterOptions& options) {
   for (const auto& [name, means] : charlm_means)
     for (const auto& r : means)
       if (r.ran && std::isfinite(r.bits)) worst = std::max(worst, r.bits);
-  plot_against_length(options.out + "/charlm_bits.png",
-                      "fortunes: held-out bits per character, trained at length 32 (" +
-                          (kCharlmSeeds == 1 ? std::string("one seed")
-                                             : "mean of " + std::to_string(kCharlmSeeds) + " seeds") +
-                          ")",
-                      "bits per character", charlm_means, {1.5, std::ceil(worst + 0.5)});
+  plot_against_length(
+      options.out + "/charlm_bits.png",
+      "fortunes: held-out bits per character, trained at length 32 (" +
+          (kCharlmSeeds == 1 ? std::string("one seed")
+                             : "mean of " + std::to_string(kCharlmSeeds) + " seeds") +
+          ")",
+      "bits per character", charlm_means, {1.5, std::ceil(worst + 0.5)});
 
   // Attention at 4x the training length, on ShiftK.
   for (const std::string name : {"rope-l2", "alibi-l2", "none-l1"}) {
@@ -301,7 +319,8 @@ void run(const pe::ChapterOptions& options) {
   for (const std::string name : {"none-l1", "none-l8"}) {
     const auto bands = pe::probe_position_bands(seed1_models.at("charlm/" + name)->model(),
                                                 held_out, 4 * kTrainLength, kTrainLength);
-    tables += "| " + name + ", layer | 0-31 (train) | 32-63 | 64-95 | 96-127 |\n|---|---|---|---|---|\n";
+    tables +=
+        "| " + name + ", layer | 0-31 (train) | 32-63 | 64-95 | 96-127 |\n|---|---|---|---|---|\n";
     for (std::size_t layer = 0; layer < bands.size(); ++layer) {
       tables += "| " + std::to_string(layer) + " |";
       pe::Series s{name + ", layer " + std::to_string(layer), {}, {}};
@@ -310,7 +329,9 @@ void run(const pe::ChapterOptions& options) {
         s.x.push_back(double(b * kTrainLength) + kTrainLength / 2.0);
         s.y.push_back(bands[layer][b].r2);
         summary["nope_probe"][name][std::to_string(layer)].push_back(
-            {{"first", b * kTrainLength}, {"r2", bands[layer][b].r2}, {"mae", bands[layer][b].mae}});
+            {{"first", b * kTrainLength},
+             {"r2", bands[layer][b].r2},
+             {"mae", bands[layer][b].mae}});
       }
       tables += "\n";
       if (layer + 1 == bands.size()) probe_lines.push_back(s);  // the last layer in the figure

@@ -96,9 +96,9 @@ FortunesSplit split_fortunes_corpus(const std::string& folder, std::uint64_t hel
     }
     // [split]
   }
-  ag::check(split.train_fortunes > 0 && split.held_out_fortunes > 0, "fortunes",
-            "corpus folder '", folder, "' gave ", split.train_fortunes, " training and ",
-            split.held_out_fortunes, " held-out fortunes; both must be non-empty");
+  ag::check(split.train_fortunes > 0 && split.held_out_fortunes > 0, "fortunes", "corpus folder '",
+            folder, "' gave ", split.train_fortunes, " training and ", split.held_out_fortunes,
+            " held-out fortunes; both must be non-empty");
   return split;
 }
 

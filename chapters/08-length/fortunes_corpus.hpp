@@ -33,8 +33,8 @@ struct FortunesSplit {
   std::string train, held_out;  ///< fortunes joined with "%\n" lines, as in the files
   std::int64_t files = 0;
   std::int64_t train_fortunes = 0, held_out_fortunes = 0;
-  std::int64_t duplicates = 0;      ///< fortunes that appeared before (kept once)
-  std::int64_t dropped_bytes = 0;   ///< bytes outside printable ASCII
+  std::int64_t duplicates = 0;     ///< fortunes that appeared before (kept once)
+  std::int64_t dropped_bytes = 0;  ///< bytes outside printable ASCII
 };
 
 /// Reads every plain file of the folder, cleans it, keeps each distinct fortune once, and

@@ -12,8 +12,8 @@ namespace {
 constexpr std::int64_t kFitWindows = 32, kTestWindows = 16;
 constexpr double kRidge = 1e-3;  // chapter 7's
 
-ag::Indices windows(const std::vector<std::int64_t>& tokens, std::int64_t first,
-                    std::int64_t count, std::int64_t length) {
+ag::Indices windows(const std::vector<std::int64_t>& tokens, std::int64_t first, std::int64_t count,
+                    std::int64_t length) {
   ag::Indices ids{{}, {count, length}};
   const auto start = tokens.begin() + first * length;
   ids.values.assign(start, start + count * length);

@@ -1,9 +1,9 @@
 // Chapter 8: a trained RoPE model under a scaling rule keeps its weights; the rule alone
 // changes what it computes.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
-#include <unistd.h>
 
 #include "ag/error.hpp"
 #include "chapter_registry.hpp"
@@ -46,8 +46,10 @@ class ContextExtension : public ::testing::Test {
 TEST_F(ContextExtension, OptionsNameOnlyWhatTheRuleReads) {
   EXPECT_TRUE(rope_scaling_encoding_options("none", 8, 32).empty());
   using Options = std::map<std::string, std::string>;
-  EXPECT_EQ(rope_scaling_encoding_options("linear", 8, 32), (Options{{"scaling", "linear"}, {"scale", "8"}}));
-  EXPECT_EQ(rope_scaling_encoding_options("ntk", 2.5, 32), (Options{{"scaling", "ntk"}, {"scale", "2.5"}}));
+  EXPECT_EQ(rope_scaling_encoding_options("linear", 8, 32),
+            (Options{{"scaling", "linear"}, {"scale", "8"}}));
+  EXPECT_EQ(rope_scaling_encoding_options("ntk", 2.5, 32),
+            (Options{{"scaling", "ntk"}, {"scale", "2.5"}}));
   EXPECT_EQ(rope_scaling_encoding_options("dynamic", 8, 32),
             (Options{{"scaling", "dynamic"}, {"train_length", "32"}}));
   EXPECT_EQ(rope_scaling_encoding_options("yarn", 8, 32),

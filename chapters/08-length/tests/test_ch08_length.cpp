@@ -109,7 +109,7 @@ TEST_F(Length, HeldOutBitsScoreTheSameCharactersAtEveryLength) {
   const double direct = sequence_loss(trainer.model().forward(in), out).item();
   EXPECT_NEAR(held_out_bits(trainer.model(), tokens, 8, 8).loss, direct, 1e-6);
 
-  EXPECT_THROW(held_out_bits(trainer.model(), tokens, 12, 128), ag::Error);  // not a multiple
+  EXPECT_THROW(held_out_bits(trainer.model(), tokens, 12, 128), ag::Error);     // not a multiple
   EXPECT_THROW(held_out_bits(trainer.model(), tokens, 8, 8 * 200), ag::Error);  // too long
 }
 
