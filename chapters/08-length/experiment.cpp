@@ -403,5 +403,5 @@ void run(const pe::ChapterOptions& options) {
 
 int main(int argc, char** argv) {
   return pe::run_chapter_experiment(argc, argv, "ch08_experiment", kAbout,
-                                    {.steps = 600, .out = "results/ch08"}, run);
+                                    {.steps = 500, .out = "results/ch08"}, run);
 }
