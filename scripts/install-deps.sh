@@ -5,6 +5,7 @@
 #        scripts/install-deps.sh --docs     (also Doxygen, for the book; Graphviz is always in)
 #        scripts/install-deps.sh --fuzz     (also clang 14 and libFuzzer: the `fuzz` preset)
 #        scripts/install-deps.sh --qemu     (also qemu-user: the kernel tests on a CPU without AVX)
+#        scripts/install-deps.sh --corpus   (also fortunes: the English text of chapter 8)
 #        Options combine; CI uses all of them but --docs.
 set -euo pipefail
 
@@ -16,7 +17,8 @@ for arg in "$@"; do
     --docs) packages+=(doxygen) ;;
     --fuzz) packages+=(clang-14 libfuzzer-14-dev libomp-14-dev) ;;
     --qemu) packages+=(qemu-user) ;;
-    *) echo "install-deps.sh: unknown option '$arg' (expected --docs, --fuzz or --qemu)" >&2; exit 2 ;;
+    --corpus) packages+=(fortunes) ;;
+    *) echo "install-deps.sh: unknown option '$arg' (expected --docs, --fuzz, --qemu or --corpus)" >&2; exit 2 ;;
   esac
 done
 

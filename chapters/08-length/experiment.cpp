@@ -1,0 +1,407 @@
+// Chapter 8's experiment: every encoding of the book trained at length 32 and evaluated,
+// without retraining, at 32, 64, 128, 256 and 512, on ShiftK (the answer 4 tokens back), Copy
+// (the answer half a sequence back) and a character language model on the fortunes corpus
+// (bits per character on held-out text, several seeds). Then attention at 4x the training
+// length, and a probe of position in the NoPE models past their training length.
+//
+//   ch08_experiment [--steps N] [--seed S] [--out DIR] [--retrain]   (--help for more)
+//
+// Runs already finished in their folders with the same configuration are reused. The
+// experiment writes <out>/summary.json and <out>/tables.md; the chapter quotes both.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "ag/files.hpp"
+#include "chapter_options.hpp"
+#include "context_extension.hpp"
+#include "extrapolation.hpp"
+#include "figures.hpp"
+#include "fortunes_corpus.hpp"
+#include "length_probe.hpp"
+#include "run.hpp"
+
+namespace {
+
+using nlohmann::json;
+
+// [length-plan]
+constexpr std::int64_t kTrainLength = 32;
+const std::vector<std::int64_t> kLengths = {32, 64, 128, 256, 512};
+constexpr std::int64_t kCharlmSeeds = 1;  // seeds of every charlm row (what the time allowed)
+constexpr std::int64_t kScoredCharacters = 2048;  // held-out characters at every length
+constexpr std::int64_t kSyntheticTokens = 1024;   // held-out tokens at every length
+// RoPE's context extension: the charlm RoPE model of seed 1 under each scaling rule, set for
+// 8 times the training length, evaluated up to 256, without and after a fine-tune of
+// kFineTuneSteps steps on sequences of 256.
+const std::vector<std::string> kScalings = {"none", "linear", "ntk", "dynamic", "yarn"};
+const std::vector<std::int64_t> kScalingLengths = {32, 64, 128, 256};
+constexpr double kScale = 8;
+constexpr std::int64_t kFineTuneSteps = 20;
+
+// One row of the tables: an encoding and its depth.
+struct Variant {
+  std::string name, encoding;
+  std::int64_t layers;
+};
+const std::vector<Variant> kVariants = {{"none (1 layer)", "none", 1},
+                                        {"none (8 layers)", "none", 8},
+                                        {"sinusoidal", "sinusoidal", 2},
+                                        {"learned", "learned", 2},
+                                        {"shaw", "shaw", 2},
+                                        {"xl", "xl", 2},
+                                        {"t5", "t5", 2},
+                                        {"rope", "rope", 2},
+                                        {"alibi", "alibi", 2}};
+
+// A small model, so that 27 trainings and the extra seeds fit in under an hour on two
+// shared cores: width 64, 8 heads of width 8 (ALiBi's paper uses 8 heads), feed-forward 256.
+pe::TrainConfig length_config(const Variant& v, const std::string& task, std::int64_t steps,
+                              std::uint64_t seed) {
+  pe::TrainConfig c;
+  c.task = task;
+  c.encoding = v.encoding;
+  c.model.layers = v.layers;
+  c.model.width = 64;
+  c.model.heads = 8;
+  c.model.ffn_width = 256;
+  c.length = kTrainLength;
+  c.batch = 32;
+  c.steps = steps;
+  c.warmup = std::min<std::int64_t>(100, steps / 10);
+  c.lr = 3e-3;
+  c.seed = seed;
+  c.eval_every = steps;   // one evaluation, at the end: the curve is not this chapter's question
+  c.eval_sequences = 64;  // the run's own check at length 32
+  return c;
+}
+// [length-plan]
+
+std::string run_folder(const std::string& out, const std::string& task, const Variant& v,
+                       std::uint64_t seed) {
+  return out + "/runs/" + task + "/" + v.encoding + "-l" + std::to_string(v.layers) + "-s" +
+         std::to_string(seed);
+}
+
+json result_json(const pe::LengthResult& r) {
+  if (!r.ran) return {{"length", r.length}, {"error", r.error}};
+  return {{"length", r.length},
+          {"accuracy", r.accuracy},
+          {"loss", r.loss},
+          {"bits", r.bits},
+          {"scored", r.scored}};
+}
+
+std::string fixed(double value, int digits) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
+// Mean and sample standard deviation.
+std::pair<double, double> mean_sd(const std::vector<double>& values) {
+  double mean = 0;
+  for (double v : values) mean += v;
+  mean /= double(values.size());
+  double ss = 0;
+  for (double v : values) ss += (v - mean) * (v - mean);
+  return {mean, values.size() > 1 ? std::sqrt(ss / double(values.size() - 1)) : 0.0};
+}
+
+std::string table_header(const std::string& first) {
+  std::string head = "| " + first + " |", rule = "|---|";
+  for (auto L : kLengths) {
+    head += " " + std::to_string(L) + (L == kTrainLength ? " (train)" : "") + " |";
+    rule += "---|";
+  }
+  return head + "\n" + rule + "\n";
+}
+
+// The line plot of one table: one line per encoding against log2 of the length, and the
+// training length as a vertical line.
+void plot_against_length(
+    const std::string& png, const std::string& title, const std::string& y_label,
+    const std::vector<std::pair<std::string, std::vector<pe::LengthResult>>>& rows,
+    std::pair<double, double> y_range) {
+  std::vector<pe::Series> series;
+  for (const auto& [name, results] : rows) {
+    pe::Series s{name, {}, {}};
+    for (const auto& r : results) {
+      s.x.push_back(std::log2(double(r.length)));
+      s.y.push_back(r.ran ? (y_label == "accuracy" ? r.accuracy : r.bits) : std::nan(""));
+    }
+    series.push_back(s);
+  }
+  const double t = std::log2(double(kTrainLength));
+  series.push_back({"training length 32", {t, t}, {y_range.first, y_range.second}});
+  pe::write_line_plot(png, series, title, "log2 of the evaluation length (5 = 32, 9 = 512)",
+                      y_label, false, y_range);
+}
+
+}  // namespace
+
+constexpr const char* kAbout =
+    "Chapter 8: every encoding trained at length 32 and evaluated at 32..512 on ShiftK, Copy "
+    "and a character language model on the fortunes corpus.";
+
+void run(const pe::ChapterOptions& options) {
+  // [corpus-split]
+  const pe::FortunesSplit corpus = pe::split_fortunes_corpus(pe::kFortunesFolder);
+  const std::string train_text = options.out + "/fortunes-train.txt";
+  ag::write_file_atomically(train_text, corpus.train);
+  ag::write_file_atomically(options.out + "/fortunes-held-out.txt", corpus.held_out);
+  const pe::CharVocabulary vocabulary(corpus.train);
+  const std::vector<std::int64_t> held_out = vocabulary.encode(corpus.held_out);
+  // [corpus-split]
+  std::printf(
+      "corpus: %ld files of %s, %ld distinct fortunes (%ld duplicates dropped, %ld "
+      "non-ASCII bytes dropped)\n  training: %ld fortunes, %zu characters; held out: "
+      "%ld fortunes, %zu characters; vocabulary %ld\n",
+      long(corpus.files), pe::kFortunesFolder,
+      long(corpus.train_fortunes + corpus.held_out_fortunes), long(corpus.duplicates),
+      long(corpus.dropped_bytes), long(corpus.train_fortunes), corpus.train.size(),
+      long(corpus.held_out_fortunes), corpus.held_out.size(), long(vocabulary.size()));
+
+  // Every training, in one list: seed 1 of all tasks first, then the extra charlm seeds.
+  std::vector<pe::PlannedRun> planned;
+  for (const std::string task : {"shiftk", "copy", "charlm"})
+    for (const Variant& v : kVariants) {
+      pe::TrainConfig c = length_config(v, task, options.steps, options.seed);
+      if (task == std::string("charlm")) {
+        c.task_options["corpus"] = train_text;
+        c.model.vocab = vocabulary.size();  // what the task sets, so that a finished run matches
+      }
+      planned.push_back({c, run_folder(options.out, task, v, options.seed)});
+    }
+  for (std::int64_t s = 1; s < kCharlmSeeds; ++s)
+    for (const Variant& v : kVariants) {
+      pe::TrainConfig c = length_config(v, "charlm", options.steps, options.seed + s);
+      c.task_options["corpus"] = train_text;
+      c.model.vocab = vocabulary.size();
+      planned.push_back({c, run_folder(options.out, "charlm", v, options.seed + s)});
+    }
+  const std::vector<pe::FinishedRun> finished = pe::run_or_reuse(planned, !options.retrain, 2);
+
+  json summary = {{"train_length", kTrainLength},
+                  {"lengths", kLengths},
+                  {"model",
+                   {{"width", 64},
+                    {"heads", 8},
+                    {"ffn_width", 256},
+                    {"batch", 32},
+                    {"lr", 3e-3},
+                    {"layers", "2 (none: 1 and 8)"}}},
+                  {"steps", options.steps},
+                  {"seed", options.seed},
+                  {"charlm_seeds", kCharlmSeeds},
+                  {"corpus",
+                   {{"folder", pe::kFortunesFolder},
+                    {"files", corpus.files},
+                    {"train_fortunes", corpus.train_fortunes},
+                    {"held_out_fortunes", corpus.held_out_fortunes},
+                    {"train_characters", corpus.train.size()},
+                    {"held_out_characters", corpus.held_out.size()},
+                    {"duplicates_dropped", corpus.duplicates},
+                    {"non_ascii_bytes_dropped", corpus.dropped_bytes},
+                    {"vocabulary", vocabulary.size()},
+                    {"scored_characters_per_length", kScoredCharacters}}}};
+  std::string tables;
+
+  // [evaluate-lengths]
+  std::map<std::string, std::unique_ptr<pe::Trainer>> seed1_models;  // "task/encoding-lN"
+  std::map<std::string, std::vector<std::pair<std::string, std::vector<pe::LengthResult>>>> rows;
+  std::map<std::string, std::vector<std::vector<pe::LengthResult>>> charlm_seeds;  // by variant
+  for (std::size_t k = 0; k < finished.size(); ++k) {
+    const pe::TrainConfig& c = finished[k].config;
+    const Variant& v = kVariants[k % kVariants.size()];
+    auto trainer = pe::Trainer::resume(finished[k].summary.out_dir + "/checkpoint.agt");
+    std::vector<pe::LengthResult> results;
+    if (c.task == "charlm") {
+      for (auto L : kLengths)
+        results.push_back(pe::held_out_bits(trainer->model(), held_out, L, kScoredCharacters));
+      charlm_seeds[v.name].push_back(results);
+    } else {
+      results = pe::evaluate_past_training(*trainer, kLengths, kSyntheticTokens);
+    }
+    json runs_json = json::array();
+    for (const auto& r : results) runs_json.push_back(result_json(r));
+    summary["runs"][c.task][v.name]["seed " + std::to_string(c.seed)] = {
+        {"train_seconds", finished[k].summary.train_seconds}, {"results", runs_json}};
+    if (c.seed == options.seed) {
+      rows[c.task].push_back({v.name, results});
+      seed1_models[c.task + "/" + v.encoding + "-l" + std::to_string(v.layers)] =
+          std::move(trainer);
+    }
+  }
+  // [evaluate-lengths]
+
+  for (const std::string task : {"shiftk", "copy"}) {
+    tables += "\n" + task + ": held-out token accuracy (" + std::to_string(kSyntheticTokens) +
+              " tokens at each length), seed " + std::to_string(options.seed) + "\n\n" +
+              table_header("encoding");
+    for (const auto& [name, results] : rows[task]) {
+      tables += "| " + name + " |";
+      for (const auto& r : results)
+        tables += " " + (r.ran ? fixed(r.accuracy, 3) : pe::cannot_run_cell(r.error)) + " |";
+      tables += "\n";
+    }
+    plot_against_length(options.out + "/" + task + "_accuracy.png",
+                        task + ": held-out accuracy, trained at length 32", "accuracy", rows[task],
+                        {0.0, 1.0});
+  }
+
+  tables += "\ncharlm: held-out bits per character (" + std::to_string(kScoredCharacters) +
+            " characters at each length), " +
+            (kCharlmSeeds == 1
+                 ? "seed " + std::to_string(options.seed)
+                 : "mean +- standard deviation over " + std::to_string(kCharlmSeeds) + " seeds") +
+            "\n\n" + table_header("encoding");
+  std::vector<std::pair<std::string, std::vector<pe::LengthResult>>> charlm_means;
+  for (const Variant& v : kVariants) {
+    const auto& seeds = charlm_seeds[v.name];
+    tables += "| " + v.name + " |";
+    std::vector<pe::LengthResult> means;
+    for (std::size_t i = 0; i < kLengths.size(); ++i) {
+      std::vector<double> bits;
+      std::string error;
+      for (const auto& results : seeds) {
+        if (results[i].ran)
+          bits.push_back(results[i].bits);
+        else
+          error = results[i].error;
+      }
+      pe::LengthResult mean;
+      mean.length = kLengths[i];
+      if (!error.empty()) {
+        mean.error = error;
+        tables += " " + pe::cannot_run_cell(error) + " |";
+      } else {
+        const auto [m, sd] = mean_sd(bits);
+        mean.ran = true;
+        mean.bits = m;
+        summary["charlm_bits"][v.name][std::to_string(kLengths[i])] = {
+            {"mean", m}, {"sd", sd}, {"seeds", bits.size()}};
+        tables += " " + fixed(m, 3) + (bits.size() > 1 ? " +- " + fixed(sd, 3) : "") + " |";
+      }
+      means.push_back(mean);
+    }
+    tables += "\n";
+    charlm_means.push_back({v.name, means});
+  }
+  double worst = 4;  // the y axis reaches the worst mean, so that no line leaves the figure
+  for (const auto& [name, means] : charlm_means)
+    for (const auto& r : means)
+      if (r.ran && std::isfinite(r.bits)) worst = std::max(worst, r.bits);
+  plot_against_length(
+      options.out + "/charlm_bits.png",
+      "fortunes: held-out bits per character, trained at length 32 (" +
+          (kCharlmSeeds == 1 ? std::string("one seed")
+                             : "mean of " + std::to_string(kCharlmSeeds) + " seeds") +
+          ")",
+      "bits per character", charlm_means, {1.5, std::ceil(worst + 0.5)});
+
+  // Attention at 4x the training length, on ShiftK.
+  for (const std::string name : {"rope-l2", "alibi-l2", "none-l1"}) {
+    pe::write_attention_figure(*seed1_models.at("shiftk/" + name), 4 * kTrainLength,
+                               options.out + "/attention_128_" + name + ".png");
+  }
+
+  // Where the NoPE language models still know their position past length 32.
+  tables += "\nNoPE charlm models: linear probe of the position at length " +
+            std::to_string(4 * kTrainLength) +
+            ", R^2 within each band of 32 positions (mean absolute error, in positions)\n\n";
+  std::vector<pe::Series> probe_lines;
+  for (const std::string name : {"none-l1", "none-l8"}) {
+    const auto bands = pe::probe_position_bands(seed1_models.at("charlm/" + name)->model(),
+                                                held_out, 4 * kTrainLength, kTrainLength);
+    tables +=
+        "| " + name + ", layer | 0-31 (train) | 32-63 | 64-95 | 96-127 |\n|---|---|---|---|---|\n";
+    for (std::size_t layer = 0; layer < bands.size(); ++layer) {
+      tables += "| " + std::to_string(layer) + " |";
+      pe::Series s{name + ", layer " + std::to_string(layer), {}, {}};
+      for (std::size_t b = 0; b < bands[layer].size(); ++b) {
+        tables += " " + fixed(bands[layer][b].r2, 2) + " (" + fixed(bands[layer][b].mae, 1) + ") |";
+        s.x.push_back(double(b * kTrainLength) + kTrainLength / 2.0);
+        s.y.push_back(bands[layer][b].r2);
+        summary["nope_probe"][name][std::to_string(layer)].push_back(
+            {{"first", b * kTrainLength},
+             {"r2", bands[layer][b].r2},
+             {"mae", bands[layer][b].mae}});
+      }
+      tables += "\n";
+      if (layer + 1 == bands.size()) probe_lines.push_back(s);  // the last layer in the figure
+    }
+    tables += "\n";
+  }
+  pe::write_line_plot(options.out + "/nope_probe_bands.png", probe_lines,
+                      "NoPE: probe R^2 within bands of 32 positions (last layer), length 128",
+                      "middle of the band of positions", "R^2", false, std::make_pair(-30.0, 1.0));
+
+  // [rope-scaling]
+  const pe::Trainer& rope = *seed1_models.at("charlm/rope-l2");
+  const std::string rope_checkpoint =
+      run_folder(options.out, "charlm", {"rope", "rope", 2}, options.seed) + "/checkpoint.agt";
+  tables += "RoPE charlm model (seed " + std::to_string(options.seed) +
+            ") under each scaling rule for s = 8: held-out bits per character\n\n";
+  std::string header = "| rule | fine-tuned |", rule_line = "|---|---|";
+  for (auto L : kScalingLengths) {
+    header += " " + std::to_string(L) + (L == kTrainLength ? " (train)" : "") + " |";
+    rule_line += "---|";
+  }
+  tables += header + "\n" + rule_line + "\n";
+  std::vector<pe::Series> scaling_lines;
+  for (const std::string& method : kScalings) {
+    pe::TrainConfig c = rope.config();
+    c.encoding_options = pe::rope_scaling_encoding_options(method, kScale, kTrainLength);
+    pe::TrainConfig tune = c;  // a short fine-tune at 8 x the training length
+    tune.length = std::int64_t(kScale) * kTrainLength;
+    tune.batch = 2;  // 512 tokens a step: attention at 256 is what costs
+    tune.steps = kFineTuneSteps;
+    tune.warmup = 2;
+    tune.lr = 1e-3;
+    tune.eval_every = kFineTuneSteps;
+    for (const bool fine_tune : {false, true}) {
+      auto model = pe::trainer_from_checkpoint(fine_tune ? tune : c, rope_checkpoint);
+      if (fine_tune) model->train();
+      tables += "| " + method + " | " + (fine_tune ? "yes" : "no") + " |";
+      pe::Series s{method + (fine_tune ? ", fine-tuned" : ""), {}, {}};
+      for (auto L : kScalingLengths) {
+        const auto r = pe::held_out_bits(model->model(), held_out, L, kScoredCharacters);
+        summary["rope_scaling"][method][fine_tune ? "fine-tuned" : "as trained"]
+               [std::to_string(L)] = result_json(r);
+        tables += " " + (r.ran ? fixed(r.bits, 3) : pe::cannot_run_cell(r.error)) + " |";
+        s.x.push_back(std::log2(double(L)));
+        s.y.push_back(r.ran ? r.bits : std::nan(""));
+      }
+      tables += "\n";
+      scaling_lines.push_back(s);
+    }
+  }
+  // [rope-scaling]
+  double top = 4;
+  for (const auto& line : scaling_lines)
+    for (double y : line.y)
+      if (std::isfinite(y)) top = std::max(top, y);
+  top = std::ceil(top + 0.5);
+  const double t = std::log2(double(kTrainLength));
+  scaling_lines.push_back({"training length 32", {t, t}, {1.5, top}});
+  pe::write_line_plot(options.out + "/rope_scaling_bits.png", scaling_lines,
+                      "RoPE on fortunes, trained at 32, scaling rules for s = 8",
+                      "log2 of the evaluation length (5 = 32, 8 = 256)", "bits per character",
+                      false, std::make_pair(1.5, top));
+
+  ag::write_file_atomically(options.out + "/tables.md", tables);
+  ag::write_file_atomically(options.out + "/summary.json", summary.dump(1) + "\n");
+  std::printf("%s\nsummary in %s/summary.json, tables in %s/tables.md\n", tables.c_str(),
+              options.out.c_str(), options.out.c_str());
+}
+
+int main(int argc, char** argv) {
+  return pe::run_chapter_experiment(argc, argv, "ch08_experiment", kAbout,
+                                    {.steps = 500, .out = "results/ch08"}, run);
+}
