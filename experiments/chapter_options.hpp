@@ -10,8 +10,11 @@
 #include <optional>
 #include <string>
 
+#include "ag/files.hpp"
 #include "chapter_registry.hpp"
 #include "command_line.hpp"
+#include "run.hpp"
+#include "summary.hpp"
 
 namespace pe {
 
@@ -22,6 +25,9 @@ struct ChapterOptions {
   /// false: take a run already finished in its folder with the same configuration
   /// (load_finished_run) instead of training it again; --retrain sets true.
   bool retrain = false;
+  /// Where the summary of the numbers the chapter quotes goes (summary.hpp); empty:
+  /// <out>/summary.json. The book's copy is chapters/NN-name/results/summary.json.
+  std::string summary = "";
 };
 
 /// Reads the experiment's command line: the four options, with the values in `options` as
@@ -41,12 +47,16 @@ inline std::optional<int> parse_chapter_options(int argc, char** argv, const std
   app.add_flag("--retrain", options.retrain,
                "train every run again, even one that finished in its folder with the same "
                "configuration");
+  app.add_option("--summary", options.summary,
+                 "file for the summary of the results the chapter quotes (default: "
+                 "<out>/summary.json)");
   return parse_command_line(app, argc, argv);
 }
 
 /// The frame of an encoding chapter's experiment: reads its options (defaults from
 /// `defaults`), registers the encodings of the chapters up to this one, makes the output folder,
-/// runs `experiment`, and turns any error into one line on stderr and exit status 1.
+/// runs `experiment` while copying what it prints into its summary (summary.hpp), writes the
+/// summary, and turns any error into one line on stderr and exit status 1.
 inline int run_chapter_experiment(int argc, char** argv, const std::string& program,
                                   const std::string& description, ChapterOptions defaults,
                                   const std::function<void(const ChapterOptions&)>& experiment) {
@@ -56,7 +66,22 @@ inline int run_chapter_experiment(int argc, char** argv, const std::string& prog
   try {
     register_chapter_encodings();
     std::filesystem::create_directories(options.out);
-    experiment(options);
+    nlohmann::json& summary = experiment_summary();
+    summary["experiment"] = program;
+    summary["steps"] = options.steps;
+    summary["seed"] = options.seed;
+    summary["versions"] = build_versions();
+    {
+      StdoutCapture capture;
+      experiment(options);
+      summary["output"] = split_lines(capture.finish());
+    }
+    const std::string path =
+        options.summary.empty() ? options.out + "/summary.json" : options.summary;
+    if (const auto folder = std::filesystem::path(path).parent_path(); !folder.empty())
+      std::filesystem::create_directories(folder);
+    ag::write_file_atomically(path, summary.dump(1) + "\n");
+    std::cerr << "summary of the quoted results in " << path << "\n";
   } catch (const std::exception& e) {
     std::cerr << program << ": " << e.what() << "\n";
     return 1;

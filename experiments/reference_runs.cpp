@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "summary.hpp"
+
 namespace pe {
 
 TrainConfig reference_config(const std::string& encoding, const std::string& task,
@@ -35,6 +37,7 @@ std::vector<ReferenceRun> train_reference_runs(const std::string& encoding,
     run.run_dir = finished.summary.out_dir;
     run.trainer = Trainer::resume(run.run_dir + "/checkpoint.agt");
     run.attention = mean_attention(*run.trainer, run.config.length, 256);
+    record_summary_run(run.config.task + suffix, finished, run.trainer.get(), &run.attention);
     std::filesystem::copy_file(
         run.run_dir + "/attention.png",
         options.out + "/attention_" + run.config.task + suffix + ".png",

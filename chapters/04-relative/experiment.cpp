@@ -139,6 +139,7 @@ void run(const pe::ChapterOptions& options) {
   std::vector<pe::Series> t5_curves;
   for (const auto& run : runs) {
     std::printf("%s\n", pe::result_line(run).c_str());
+    pe::record_summary_run(run.config.encoding + "_" + run.config.task, run);
     if (run.config.encoding == "t5")
       t5_curves.push_back(learned_t5_bias(run.summary.out_dir, "trained on " + run.config.task));
   }
