@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """The reference training step in PyTorch, for bench/compare_train_step.sh.
 
-The same model as chapter 1's pe::Decoder with the reference configuration (1 layer, 1 head,
-width 256, feed-forward 1024, ReLU, pre-LayerNorm, vocabulary 26), batch 64, length 32:
-forward, cross-entropy, backward and an AdamW step. Prints one line per thread count:
-"threads N: X ms/step".
+The same model as chapter 1's pe::Decoder with the reference configuration (1 head, width 256,
+feed-forward 1024, ReLU, pre-LayerNorm, vocabulary 26, no positional encoding) and 1 layer or
+the number given, batch 64, length 32: forward, cross-entropy, backward and an AdamW step.
+
+    torch_train_step.py [STEPS] [LAYERS]
+
+Prints one line per thread count, "threads N: X ms/step", then this process's peak resident
+memory, "peak resident memory: M MB" (run one process per model so the peaks do not mix).
 """
 import math
+import resource
 import sys
 import time
 
@@ -43,21 +48,24 @@ class Block(nn.Module):
 
 
 class Decoder(nn.Module):
-    def __init__(self, vocab=26, width=256, heads=1, ffn=1024):
+    def __init__(self, vocab=26, width=256, heads=1, ffn=1024, layers=1):
         super().__init__()
         self.tokens = nn.Embedding(vocab, width)
-        self.block = Block(width, heads, ffn)
+        self.blocks = nn.ModuleList(Block(width, heads, ffn) for _ in range(layers))
         self.final_norm = nn.LayerNorm(width)
         self.head = nn.Linear(width, vocab)
 
     def forward(self, ids):
-        return self.head(self.final_norm(self.block(self.tokens(ids))))
+        x = self.tokens(ids)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.final_norm(x))
 
 
-def median_ms(threads, steps):
+def median_ms(threads, steps, layers):
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    model = Decoder()
+    model = Decoder(layers=layers)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     times = []
     for s in range(steps + 2):
@@ -76,9 +84,13 @@ def median_ms(threads, steps):
 
 def main():
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 20
-    print(f"pytorch {torch.__version__}")
+    layers = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    print(f"pytorch {torch.__version__}, {layers} layers")
     for threads in (1, 2):
-        print(f"threads {threads}: {median_ms(threads, steps):8.1f} ms/step")
+        print(f"threads {threads}: {median_ms(threads, steps, layers):8.1f} ms/step")
+    # Linux gives ru_maxrss in kilobytes.
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak resident memory: {peak_mb:.0f} MB")
 
 
 if __name__ == "__main__":

@@ -117,6 +117,11 @@ TEST(Cli, TableReusesOnlyFinishedRunsWithTheSameConfiguration) {
   EXPECT_NE(damaged.output.find("not valid JSON"), std::string::npos) << damaged.output;
 }
 
+// `pe table --fast` has its own number of steps: asking for another is refused, not ignored.
+TEST(Cli, FastTableRefusesSteps) {
+  expect_one_line_error(run("table --fast --steps 10 --out " + temp_dir("fast_steps")), "--steps");
+}
+
 // `pe table --jobs 2` trains two runs at once, one OpenMP thread each: the table keeps the
 // planned order, each run.json says 1 thread, and the numbers equal those of the same runs
 // trained one after the other with one thread.
