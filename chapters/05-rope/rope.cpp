@@ -24,15 +24,18 @@ std::vector<double> rope_frequencies(std::int64_t dim, double base) {
   ag::check(dim > 0 && dim % 2 == 0, "rope_frequencies",
             "the rotated width must be even and positive, got ", dim);
   ag::check(base > 1, "rope_frequencies", "base must be greater than 1, got ", base);
+  // TASK 5.1 begin: the rotation frequencies
   std::vector<double> theta(static_cast<std::size_t>(dim / 2));
   for (std::int64_t i = 0; i < dim / 2; ++i)
     theta[i] = std::pow(base, -2.0 * double(i) / double(dim));  // theta_i = base^(-2i/d)
   return theta;
+  // TASK 5.1 end
 }
 
 std::pair<Tensor, Tensor> rope_tables(std::int64_t length, std::int64_t dim, double base,
                                       ag::Dtype dtype) {
   ag::check(length >= 0, "rope_tables", "length must not be negative, got ", length);
+  // TASK 5.3 begin: the tables of cosines and sines
   const std::vector<double> theta = rope_frequencies(dim, base);
   const std::int64_t pairs = dim / 2;
   std::vector<double> cos(static_cast<std::size_t>(length * pairs)), sin(cos.size());
@@ -44,6 +47,7 @@ std::pair<Tensor, Tensor> rope_tables(std::int64_t length, std::int64_t dim, dou
     }
   return {ag::from_vector(cos, {length, pairs}, dtype),
           ag::from_vector(sin, {length, pairs}, dtype)};
+  // TASK 5.3 end
 }
 // [rope-tables]
 
@@ -83,6 +87,7 @@ Tensor apply_rotary(const Tensor& x, std::int64_t offset, const Tensor& cos, con
     a = ag::slice(rotated, -1, 0, half);
     b = ag::slice(rotated, -1, half, d);
   }
+  // TASK 5.2 begin: rotate the pairs
   const Tensor c = ag::slice(cos, 0, offset, offset + T);  // [T, d/2]: rows of positions m
   const Tensor s = ag::slice(sin, 0, offset, offset + T);
   // (a, b) -> (a cos - b sin, a sin + b cos): the plane turned by m theta_i, anticlockwise
@@ -98,6 +103,7 @@ Tensor apply_rotary(const Tensor& x, std::int64_t offset, const Tensor& cos, con
     out = ag::concat({a_turned, b_turned}, -1);
   }
   return d == D ? out : ag::concat({out, ag::slice(x, -1, d, D)}, -1);
+  // TASK 5.2 end
 }
 // [apply-rotary]
 
