@@ -249,3 +249,31 @@ def requote(markdown_lines, read_source):
         out.append(line)
         i += 1
     return out
+
+
+# --- wrong variants (tools/coursework/variants.json, instructor-only) ---------------------
+
+def read_variants(path=HERE / "variants.json"):
+    return json.loads(Path(path).read_text())["variants"]
+
+
+def variant_text(repo, variant):
+    """The text of variant["file"] with the variant's replacements made in its task's region."""
+    rel = variant["file"]
+    lines = read_lines(Path(repo) / rel)
+    regions = [r for r in find_regions(rel, lines) if r.task == variant["task"]]
+    index = variant.get("region", 0)
+    name = f"variant of task {variant['task']} ({variant['why']})"
+    if index >= len(regions):
+        raise CourseworkError(f"{name}: {rel} has {len(regions)} regions of the task, "
+                              f"not a region {index}")
+    region = regions[index]
+    body = "\n".join(region.body)
+    for old, new in variant["replace"]:
+        if old not in body:
+            raise CourseworkError(f"{name}: '{old}' is not in the task's region of {rel}; "
+                                  "update the variant to the current solution")
+        body = body.replace(old, new, 1)
+    if body == "\n".join(region.body):
+        raise CourseworkError(f"{name}: changes nothing")
+    return "\n".join(lines[:region.begin + 1] + body.split("\n") + lines[region.end:])
