@@ -80,6 +80,10 @@ def find_regions(rel_path, lines):
 def tracked_files(repo):
     """The repository's files as git knows them (no build folders, no scratch files)."""
     try:
+        top = subprocess.run(["git", "-C", str(repo), "rev-parse", "--show-toplevel"],
+                             check=True, capture_output=True, text=True).stdout.strip()
+        if Path(top).resolve() != Path(repo).resolve():
+            raise FileNotFoundError("not the top of a git work tree")
         out = subprocess.run(["git", "-C", str(repo), "ls-files", "-z"], check=True,
                              capture_output=True).stdout
         return [f for f in out.decode().split("\0") if f]
