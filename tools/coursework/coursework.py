@@ -126,13 +126,13 @@ def read_task_tests(path=HERE / "task_tests.txt"):
     """task -> [test names], from the mapping file."""
     mapping = {}
     for n, line in enumerate(Path(path).read_text().splitlines(), 1):
-        line = line.split("#", 1)[0].strip()
-        if not line:
+        line = line.strip()
+        if not line or line.startswith("#"):
             continue
-        parts = line.split()
-        if len(parts) != 2 or not re.fullmatch(r"\d+\.\d+", parts[0]):
+        m = re.fullmatch(r"(\d+\.\d+)\s+(.+)", line)
+        if not m:
             raise CourseworkError(f"{path}:{n}: expected 'task test', got '{line}'")
-        mapping.setdefault(parts[0], []).append(parts[1])
+        mapping.setdefault(m.group(1), []).append(m.group(2))
     return mapping
 
 
@@ -281,3 +281,9 @@ def variant_text(repo, variant):
     if body == "\n".join(region.body):
         raise CourseworkError(f"{name}: changes nothing")
     return "\n".join(lines[:region.begin + 1] + body.split("\n") + lines[region.end:])
+
+
+def ctest_regex(names):
+    """A ctest -R pattern matching exactly these test names (CMake's regex syntax)."""
+    escape = lambda s: re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", s)
+    return "^(" + "|".join(escape(n) for n in sorted(names)) + ")$"
