@@ -10,8 +10,8 @@
 // and the source file marks the region with two lines that contain `// [backward-loop]`
 // (the markers of Doxygen's \snippet command). The quoted lines are the ones between the two
 // markers, with their common indentation removed; marker lines of other regions inside it are
-// left out, so regions may nest or overlap. Coursework task markers (`// TASK 5.2 begin: ...`,
-// `// TASK 5.2 end`; tools/coursework) are left out too: they mark a student's task in the
+// left out, so regions may nest or overlap. Coursework task markers (`// TASK 5.3 begin: ...`,
+// `// TASK 5.3 end`; tools/coursework) are left out too: they mark a student's task in the
 // source and have no place in the book's text.
 //
 //   snippets check  <repo-root> <markdown files...>   report every quote that differs
@@ -70,7 +70,7 @@ const std::regex& marker_line() {
   return re;
 }
 
-// `// TASK 5.2 begin: rotate the pairs` or `// TASK 5.2 end`: the coursework's task markers.
+// `// TASK 5.3 begin: rotate the pairs` or `// TASK 5.3 end`: the coursework's task markers.
 const std::regex& task_marker_line() {
   static const std::regex re(R"(^\s*//\s*TASK\s+[0-9]+\.[0-9]+\s+(begin|end)\b.*$)");
   return re;

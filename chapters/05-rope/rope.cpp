@@ -35,8 +35,8 @@ std::vector<double> rope_frequencies(std::int64_t dim, double base) {
 std::pair<Tensor, Tensor> rope_tables(std::int64_t length, std::int64_t dim, double base,
                                       ag::Dtype dtype) {
   ag::check(length >= 0, "rope_tables", "length must not be negative, got ", length);
-  // TASK 5.3 begin: the tables of cosines and sines
   const std::vector<double> theta = rope_frequencies(dim, base);
+  // TASK 5.2 begin: the tables of cosines and sines
   const std::int64_t pairs = dim / 2;
   std::vector<double> cos(static_cast<std::size_t>(length * pairs)), sin(cos.size());
   for (std::int64_t m = 0; m < length; ++m)
@@ -47,7 +47,7 @@ std::pair<Tensor, Tensor> rope_tables(std::int64_t length, std::int64_t dim, dou
     }
   return {ag::from_vector(cos, {length, pairs}, dtype),
           ag::from_vector(sin, {length, pairs}, dtype)};
-  // TASK 5.3 end
+  // TASK 5.2 end
 }
 // [rope-tables]
 
@@ -87,7 +87,7 @@ Tensor apply_rotary(const Tensor& x, std::int64_t offset, const Tensor& cos, con
     a = ag::slice(rotated, -1, 0, half);
     b = ag::slice(rotated, -1, half, d);
   }
-  // TASK 5.2 begin: rotate the pairs
+  // TASK 5.3 begin: rotate the pairs
   const Tensor c = ag::slice(cos, 0, offset, offset + T);  // [T, d/2]: rows of positions m
   const Tensor s = ag::slice(sin, 0, offset, offset + T);
   // (a, b) -> (a cos - b sin, a sin + b cos): the plane turned by m theta_i, anticlockwise
@@ -103,7 +103,7 @@ Tensor apply_rotary(const Tensor& x, std::int64_t offset, const Tensor& cos, con
     out = ag::concat({a_turned, b_turned}, -1);
   }
   return d == D ? out : ag::concat({out, ag::slice(x, -1, d, D)}, -1);
-  // TASK 5.2 end
+  // TASK 5.3 end
 }
 // [apply-rotary]
 

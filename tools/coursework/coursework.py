@@ -2,9 +2,9 @@
 
 A task's solution sits between two comment lines in the real source:
 
-    // TASK 5.2 begin: rotate the pairs
+    // TASK 5.3 begin: rotate the pairs
     ...the solution...
-    // TASK 5.2 end
+    // TASK 5.3 end
 
 A task may have several regions (in one file or several); each region is the tail of a
 function body, so that a stub throwing an error in its place still compiles.
