@@ -10,7 +10,9 @@
 // and the source file marks the region with two lines that contain `// [backward-loop]`
 // (the markers of Doxygen's \snippet command). The quoted lines are the ones between the two
 // markers, with their common indentation removed; marker lines of other regions inside it are
-// left out, so regions may nest or overlap.
+// left out, so regions may nest or overlap. Coursework task markers (`// TASK 5.3 begin: ...`,
+// `// TASK 5.3 end`; tools/coursework) are left out too: they mark a student's task in the
+// source and have no place in the book's text.
 //
 //   snippets check  <repo-root> <markdown files...>   report every quote that differs
 //   snippets update <repo-root> <markdown files...>   rewrite the quotes from the sources
@@ -68,6 +70,12 @@ const std::regex& marker_line() {
   return re;
 }
 
+// `// TASK 5.3 begin: rotate the pairs` or `// TASK 5.3 end`: the coursework's task markers.
+const std::regex& task_marker_line() {
+  static const std::regex re(R"(^\s*//\s*TASK\s+[0-9]+\.[0-9]+\s+(begin|end)\b.*$)");
+  return re;
+}
+
 // The region between the two `// [name]` lines of a source file, or the reason there is none.
 struct Region {
   Lines lines;
@@ -86,7 +94,9 @@ Region extract_region(const fs::path& root, const std::string& file, const std::
                     file + " (expected 2: before and after the region)"};
   Lines lines;
   for (std::size_t i = at[0] + 1; i < at[1]; ++i)
-    if (!std::regex_match((*source)[i], marker_line())) lines.push_back(rstrip((*source)[i]));
+    if (!std::regex_match((*source)[i], marker_line()) &&
+        !std::regex_match((*source)[i], task_marker_line()))
+      lines.push_back(rstrip((*source)[i]));
   std::size_t indent = std::string::npos;
   for (const auto& line : lines)
     if (!line.empty()) indent = std::min(indent, line.find_first_not_of(" \t"));

@@ -31,23 +31,29 @@ SelfAttention::SelfAttention(std::int64_t width, std::int64_t heads_, ag::Rng& r
 
 // [heads]
 Tensor split_heads(const Tensor& x, std::int64_t heads) {
+  // TASK 1.2 begin: split and merge the heads
   const std::int64_t B = x.size(0), T = x.size(1), C = x.size(2);
   return ag::permute(ag::reshape(x, {B, T, heads, C / heads}), {0, 2, 1, 3});
+  // TASK 1.2 end
 }
 
 Tensor merge_heads(const Tensor& x) {
+  // TASK 1.2 begin: split and merge the heads
   const std::int64_t B = x.size(0), H = x.size(1), T = x.size(2), D = x.size(3);
   return ag::reshape(ag::permute(x, {0, 2, 1, 3}), {B, T, H * D});
+  // TASK 1.2 end
 }
 // [heads]
 
 // [causal-mask]
 Tensor causal_mask(std::int64_t queries, std::int64_t keys, std::int64_t q_offset,
                    ag::Dtype dtype) {
+  // TASK 1.3 begin: the causal mask
   std::vector<double> mask(static_cast<std::size_t>(queries * keys));
   for (std::int64_t i = 0; i < queries; ++i)
     for (std::int64_t j = 0; j < keys; ++j) mask[i * keys + j] = j > q_offset + i ? 1.0 : 0.0;
   return ag::from_vector(mask, {queries, keys}, dtype);
+  // TASK 1.3 end
 }
 // [causal-mask]
 
@@ -70,6 +76,7 @@ Tensor SelfAttention::forward(const Tensor& x, std::int64_t offset, LayerCache* 
     cache->keys = k.detach();
     cache->values = v.detach();
   }
+  // TASK 1.4 begin: scaled dot-product attention
   // scores[b, h, i, j] = q_i . k_j / sqrt(D)
   Tensor scores = ag::mul(ag::matmul_transposed(q, k), 1.0 / std::sqrt(double(head_width)));
   scores = positions->bias(scores, q, k, offset);
@@ -80,6 +87,7 @@ Tensor SelfAttention::forward(const Tensor& x, std::int64_t offset, LayerCache* 
   if (capture_weights) last_weights = weights.detach().clone();
   Tensor out = positions->values(ag::matmul(weights, v), weights, offset);
   return output.forward(merge_heads(out));
+  // TASK 1.4 end
 }
 // [attention-forward]
 

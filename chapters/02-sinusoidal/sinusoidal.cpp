@@ -26,6 +26,7 @@ Tensor sinusoidal_table(std::int64_t length, std::int64_t width, double base,
   ag::check(width > 0 && width % 2 == 0, "sinusoidal_table",
             "width must be even and positive (a sine and a cosine per frequency), got ", width);
   ag::check(base > 0, "sinusoidal_table", "base must be positive, got ", base);
+  // TASK 2.1 begin: the sinusoid table
   const std::int64_t pairs = width / 2;
   std::vector<double> pe(static_cast<std::size_t>(length * width));
   for (std::int64_t i = 0; i < pairs; ++i) {
@@ -38,6 +39,7 @@ Tensor sinusoidal_table(std::int64_t length, std::int64_t width, double base,
     }
   }
   return ag::from_vector(pe, {length, width}, dtype);
+  // TASK 2.1 end
 }
 // [sinusoidal-table]
 
@@ -54,11 +56,13 @@ Tensor SinusoidalEncoding::embed(const Tensor& x, std::int64_t offset) const {
   ag::check(x.dim() == 3 && x.size(2) == width_, "sinusoidal", "expected x [B, T, ", width_,
             "], got ", ag::shape_string(x.shape()));
   ag::check(offset >= 0, "sinusoidal", "offset must not be negative, got ", offset);
+  // TASK 2.2 begin: add the rows of the table to the embeddings
   // The table in x's dtype (float64 under gradcheck: Module::to converts parameters only, and
   // this table is a constant). Rows offset .. offset+T-1, broadcast over the batch.
   const Tensor table =
       sinusoidal_table(offset + x.size(1), width_, options_.base, options_.layout, x.dtype());
   return ag::add(x, ag::slice(table, 0, offset, offset + x.size(1)));
+  // TASK 2.2 end
 }
 // [sinusoidal-embed]
 

@@ -12,20 +12,24 @@ LearnedEncoding::LearnedEncoding(std::int64_t max_len, std::int64_t width, ag::R
     : max_len_(max_len), width_(width) {
   ag::check(max_len > 0 && width > 0, "learned", "max_len and width must be positive, got ",
             max_len, " and ", width);
+  // TASK 3.1 begin: the table as a trainable parameter
   table = ag::randn({max_len, width}, rng, dtype, stddev);
   register_parameter("table", table);
+  // TASK 3.1 end
 }
 
 // [learned-embed]
 Tensor LearnedEncoding::embed(const Tensor& x, std::int64_t offset) const {
   ag::check(x.dim() == 3 && x.size(2) == width_, "learned", "expected x [B, T, ", width_, "], got ",
             ag::shape_string(x.shape()));
+  // TASK 3.2 begin: the learned table's bounds check and rows
   const std::int64_t end = offset + x.size(1);
   // No clamping, no wrapping: a row that was never trained does not exist.
   ag::check(offset >= 0 && end <= max_len_, "learned", "positions up to ", end - 1, " (offset ",
             offset, " + length ", x.size(1), ") need ", end, " rows but the table has max_len ",
             max_len_);
   return ag::add(x, ag::slice(table, 0, offset, end));
+  // TASK 3.2 end
 }
 // [learned-embed]
 

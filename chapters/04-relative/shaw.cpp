@@ -14,6 +14,7 @@ ag::Indices shaw_clipped_index(std::int64_t queries, std::int64_t keys, std::int
   ag::check(queries >= 0 && keys >= 0 && q_offset >= 0, "shaw",
             "sizes and offset must not be negative, got Tq ", queries, ", Tk ", keys, ", offset ",
             q_offset);
+  // TASK 4.1 begin: Shaw's clipped index matrix
   ag::Indices index{std::vector<std::int64_t>(static_cast<std::size_t>(queries * keys)),
                     {queries, keys}};
   for (std::int64_t i = 0; i < queries; ++i)
@@ -21,6 +22,7 @@ ag::Indices shaw_clipped_index(std::int64_t queries, std::int64_t keys, std::int
       // distances beyond k share the outermost vector: clip(j - i, -k, k), shifted to 0 .. 2k
       index.values[i * keys + j] = std::clamp(j - (q_offset + i), -k, k) + k;
   return index;
+  // TASK 4.1 end
 }
 // [shaw-index]
 
@@ -33,11 +35,13 @@ Tensor shaw_key_term(const Tensor& q, const Tensor& table, const ag::Indices& in
   ag::check(index.shape.size() == 2 && index.shape[0] == Tq, "shaw", "index ",
             ag::shape_string(index.shape), " does not have the ", Tq, " rows of the queries");
   const std::int64_t Tk = index.shape[1];
+  // TASK 4.2 begin: Shaw's key term
   const Tensor a = ag::embedding(table, index);  // [Tq, Tk, D]: a_ij for every pair
   // one batched product per query position i: (B*H rows of q_i) @ (a_i0 .. a_i,Tk-1)^T
   const Tensor q_by_position = ag::reshape(ag::permute(q, {2, 0, 1, 3}), {Tq, B * H, D});
   const Tensor term = ag::matmul_transposed(q_by_position, a);  // [Tq, B*H, Tk]
   return ag::permute(ag::reshape(term, {Tq, B, H, Tk}), {1, 2, 0, 3});
+  // TASK 4.2 end
 }
 
 Tensor shaw_value_term(const Tensor& weights, const Tensor& table, const ag::Indices& index) {

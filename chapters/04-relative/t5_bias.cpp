@@ -22,6 +22,7 @@ void check_t5_options(const T5BucketOptions& options) {
 
 // [t5-bucket]
 std::int64_t t5_bucket(std::int64_t relative_position, const T5BucketOptions& options) {
+  // TASK 4.3 begin: the T5 bucket function
   std::int64_t side = options.buckets, first = 0, n = 0;
   if (options.bidirectional) {
     side /= 2;
@@ -38,6 +39,7 @@ std::int64_t t5_bucket(std::int64_t relative_position, const T5BucketOptions& op
                         double(side - max_exact);
   const auto large = max_exact + static_cast<std::int64_t>(scaled);  // truncation, as T5
   return first + std::min(large, side - 1);
+  // TASK 4.3 end
 }
 // [t5-bucket]
 

@@ -49,11 +49,13 @@ Tensor xl_position_term(const Tensor& query, const Tensor& projected, std::int64
   // "relative shift" of the paper, done as a gather of rows)
   const Tensor rows =
       ag::reshape(ag::permute(ag::reshape(all, {H, B, Tq, N}), {2, 3, 1, 0}), {Tq * N, B * H});
+  // TASK 4.4 begin: Transformer-XL's relative shift
   ag::Indices pick{std::vector<std::int64_t>(static_cast<std::size_t>(Tq * keys)), {Tq, keys}};
   for (std::int64_t i = 0; i < Tq; ++i)
     for (std::int64_t j = 0; j < keys; ++j) pick.values[i * keys + j] = i * N + (i - j + keys - 1);
   const Tensor picked = ag::embedding(rows, pick);  // [Tq, Tk, B*H]
   return ag::permute(ag::reshape(picked, {Tq, keys, B, H}), {2, 3, 0, 1});
+  // TASK 4.4 end
 }
 // [xl-position-term]
 

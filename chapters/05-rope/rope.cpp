@@ -24,10 +24,12 @@ std::vector<double> rope_frequencies(std::int64_t dim, double base) {
   ag::check(dim > 0 && dim % 2 == 0, "rope_frequencies",
             "the rotated width must be even and positive, got ", dim);
   ag::check(base > 1, "rope_frequencies", "base must be greater than 1, got ", base);
+  // TASK 5.1 begin: the rotation frequencies
   std::vector<double> theta(static_cast<std::size_t>(dim / 2));
   for (std::int64_t i = 0; i < dim / 2; ++i)
     theta[i] = std::pow(base, -2.0 * double(i) / double(dim));  // theta_i = base^(-2i/d)
   return theta;
+  // TASK 5.1 end
 }
 
 std::pair<Tensor, Tensor> rope_tables(std::int64_t length, std::int64_t dim, double base,
@@ -38,6 +40,7 @@ std::pair<Tensor, Tensor> rope_tables(std::int64_t length, std::int64_t dim, dou
 std::pair<Tensor, Tensor> rope_tables(std::int64_t length, const std::vector<double>& theta,
                                       ag::Dtype dtype) {
   ag::check(length >= 0, "rope_tables", "length must not be negative, got ", length);
+  // TASK 5.2 begin: the tables of cosines and sines
   const auto pairs = static_cast<std::int64_t>(theta.size());
   std::vector<double> cos(static_cast<std::size_t>(length * pairs)), sin(cos.size());
   for (std::int64_t m = 0; m < length; ++m)
@@ -48,6 +51,7 @@ std::pair<Tensor, Tensor> rope_tables(std::int64_t length, const std::vector<dou
     }
   return {ag::from_vector(cos, {length, pairs}, dtype),
           ag::from_vector(sin, {length, pairs}, dtype)};
+  // TASK 5.2 end
 }
 // [rope-tables]
 
@@ -87,6 +91,7 @@ Tensor apply_rotary(const Tensor& x, std::int64_t offset, const Tensor& cos, con
     a = ag::slice(rotated, -1, 0, half);
     b = ag::slice(rotated, -1, half, d);
   }
+  // TASK 5.3 begin: rotate the pairs
   const Tensor c = ag::slice(cos, 0, offset, offset + T);  // [T, d/2]: rows of positions m
   const Tensor s = ag::slice(sin, 0, offset, offset + T);
   // (a, b) -> (a cos - b sin, a sin + b cos): the plane turned by m theta_i, anticlockwise
@@ -102,6 +107,7 @@ Tensor apply_rotary(const Tensor& x, std::int64_t offset, const Tensor& cos, con
     out = ag::concat({a_turned, b_turned}, -1);
   }
   return d == D ? out : ag::concat({out, ag::slice(x, -1, d, D)}, -1);
+  // TASK 5.3 end
 }
 // [apply-rotary]
 

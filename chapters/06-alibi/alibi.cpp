@@ -13,16 +13,19 @@ namespace {
 
 // H = 2^k heads: start = ratio = 2^(-8/H), slope_h = 2^(-8(h+1)/H) for h = 0 .. H-1.
 std::vector<double> power_of_two_slopes(std::int64_t heads) {
+  // TASK 6.1 begin: the ALiBi slopes
   std::vector<double> slopes;
   for (std::int64_t h = 0; h < heads; ++h)
     slopes.push_back(std::exp2(-8.0 * double(h + 1) / double(heads)));
   return slopes;
+  // TASK 6.1 end
 }
 
 }  // namespace
 
 std::vector<double> alibi_slopes(std::int64_t heads) {
   ag::check(heads >= 1, "alibi_slopes", "needs at least one head, got ", heads);
+  // TASK 6.1 begin: the ALiBi slopes
   std::int64_t below = 1;  // the largest power of two <= heads
   while (below * 2 <= heads) below *= 2;
   std::vector<double> slopes = power_of_two_slopes(below);
@@ -31,6 +34,7 @@ std::vector<double> alibi_slopes(std::int64_t heads) {
   const std::vector<double> finer = power_of_two_slopes(2 * below);
   for (std::int64_t i = 0; i < heads - below; ++i) slopes.push_back(finer[2 * i]);
   return slopes;
+  // TASK 6.1 end
 }
 // [alibi-slopes]
 
@@ -40,6 +44,7 @@ Tensor alibi_bias(std::int64_t heads, std::int64_t queries, std::int64_t keys,
   ag::check(queries >= 0 && keys >= 0 && q_offset >= 0, "alibi_bias",
             "sizes and offset must not be negative, got Tq ", queries, ", Tk ", keys, ", offset ",
             q_offset);
+  // TASK 6.2 begin: the ALiBi bias matrix
   const std::vector<double> slopes = alibi_slopes(heads);
   std::vector<double> bias(static_cast<std::size_t>(heads * queries * keys));
   for (std::int64_t h = 0; h < heads; ++h)
@@ -48,6 +53,7 @@ Tensor alibi_bias(std::int64_t heads, std::int64_t queries, std::int64_t keys,
         // -slope (i - j), written as slope (j - i) so that the diagonal is +0, not -0
         bias[(h * queries + i) * keys + j] = slopes[h] * double(j - (q_offset + i));
   return ag::from_vector(bias, {heads, queries, keys}, dtype);
+  // TASK 6.2 end
 }
 // [alibi-bias]
 

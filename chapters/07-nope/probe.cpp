@@ -22,6 +22,7 @@ std::vector<double> solve_symmetric_positive(std::vector<double> a, std::vector<
   ag::check(n >= 1 && std::int64_t(a.size()) == n * n && std::int64_t(b.size()) == n,
             "solve_symmetric_positive", "expected a ", n, " x ", n, " matrix and ", n,
             " right-hand sides, got ", a.size(), " and ", b.size(), " values");
+  // TASK 7.1 begin: solve the normal equations (Cholesky)
   // Overwrites the lower triangle of a with L, column by column: A = L L^T.
   for (std::int64_t j = 0; j < n; ++j) {
     double pivot = a[j * n + j];
@@ -46,6 +47,7 @@ std::vector<double> solve_symmetric_positive(std::vector<double> a, std::vector<
     b[i] /= a[i * n + i];
   }
   return b;
+  // TASK 7.1 end
 }
 // [cholesky]
 
@@ -55,6 +57,7 @@ LinearProbe fit_linear_probe(const ProbeData& data, double ridge) {
   ag::check(data.rows >= 2, "fit_linear_probe", "needs at least 2 samples, got ", data.rows);
   ag::check(ridge >= 0 && std::isfinite(ridge), "fit_linear_probe",
             "ridge must be finite and >= 0, got ", ridge);
+  // TASK 7.2 begin: fit the ridge probe
   const std::int64_t N = data.rows, C = data.cols;
   std::vector<double> mean_x(C, 0.0);
   double mean_y = 0;
@@ -82,6 +85,7 @@ LinearProbe fit_linear_probe(const ProbeData& data, double ridge) {
   probe.intercept = mean_y;
   for (std::int64_t c = 0; c < C; ++c) probe.intercept -= mean_x[c] * probe.weights[c];
   return probe;
+  // TASK 7.2 end
 }
 // [fit-probe]
 

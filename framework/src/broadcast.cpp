@@ -28,6 +28,7 @@ bool is_trailing_block(const Shape& big, const Shape& small) {
 // [unbroadcast]
 Tensor unbroadcast(const Tensor& grad, const Shape& shape) {
   if (grad.shape() == shape) return grad;
+  // TASK 0.4 begin: sum a gradient back to its input's shape
   const Shape& g = grad.shape();
   // The common case (a bias [C] against [B, T, C]): add up the rows.
   if (is_trailing_block(g, shape) && numel(shape) > 0) {
@@ -51,6 +52,7 @@ Tensor unbroadcast(const Tensor& grad, const Shape& shape) {
   Tensor out = empty(shape, grad.dtype());
   sum_axes_into(grad, reduced, out);
   return out;
+  // TASK 0.4 end
 }
 // [unbroadcast]
 

@@ -27,6 +27,7 @@ Tensor record(const char* op, Tensor output, std::vector<Tensor> inputs, Backwar
 // Depth-first post-order with an explicit stack, then reversed: a node comes out only after
 // every node that consumes its output, however deep the graph.
 std::vector<Node*> topological_order(const Tensor& root) {
+  // TASK 0.1 begin: the topological sort
   std::vector<Node*> post_order;
   if (!root.grad_fn()) return post_order;
   std::unordered_map<Node*, bool> visited;
@@ -48,6 +49,7 @@ std::vector<Node*> topological_order(const Tensor& root) {
     }
   }
   return {post_order.rbegin(), post_order.rend()};
+  // TASK 0.1 end
 }
 // [topological-order]
 

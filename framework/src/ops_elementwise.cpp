@@ -118,9 +118,11 @@ Tensor div(const Tensor& a, const Tensor& b) {
   return record("div", binary_values("div", Binary::div, a, b), {a, b},
                 [a0, b0](const Tensor& g) -> std::vector<Tensor> {
                   // d(a/b)/da = 1/b, d(a/b)/db = -a/b^2
+                  // TASK 0.3 begin: the division backward rule
                   Tensor ga = div(g, b0);
                   Tensor gb = neg(div(mul(ga, a0), b0));
                   return {unbroadcast(ga, a0.shape()), unbroadcast(gb, b0.shape())};
+                  // TASK 0.3 end
                 });
 }
 

@@ -110,11 +110,13 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   Tensor a0 = a.detach(), b0 = b.detach();
   return record("matmul", product_values("matmul", a, b, Transposed::none), {a, b},
                 [a0, b0](const Tensor& g) -> std::vector<Tensor> {
+                  // TASK 0.2 begin: the matmul backward rule
                   // A weight shared by every batch gets the sum over batches of A_i^T dC_i:
                   // one product A^T dC of all batches' rows stacked.
                   const bool shared = b0.dim() == 2;
                   return {matmul_transposed(g, b0),
                           transpose_matmul(stacked(a0, shared), stacked(g, shared))};
+                  // TASK 0.2 end
                 });
 }
 // [matmul]

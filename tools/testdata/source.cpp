@@ -16,5 +16,13 @@ struct Counter {
   // [outer]
 };
 
+// [task]
+int twice(int x) {
+  // TASK 9.1 begin: double the number
+  return 2 * x;
+  // TASK 9.1 end
+}
+// [task]
+
 // [unclosed]
 }  // namespace demo
