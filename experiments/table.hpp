@@ -7,13 +7,14 @@
 
 namespace pe {
 
+/// The options of `pe table`.
 struct TableOptions {
-  std::int64_t steps = 1500;
-  std::uint64_t seed = 1;
-  std::string out_dir = "results/table";
+  std::int64_t steps = 1500;              ///< training steps per run
+  std::uint64_t seed = 1;                 ///< the seed of every run
+  std::string out_dir = "results/table";  ///< where the table and the runs go
   std::vector<std::string> encodings;  ///< empty: every registered encoding
-  std::vector<std::string> tasks{"shiftk", "alternating"};
-  std::vector<std::int64_t> layers{1};
+  std::vector<std::string> tasks{"shiftk", "alternating"};  ///< the tasks, in table order
+  std::vector<std::int64_t> layers{1};  ///< the depths to train each combination at
   bool fast = false;  ///< fewer steps and held-out sequences, for a first look
   /// Take the results of a run already finished in its folder with the same configuration
   /// instead of training it again (the table marks such rows).

@@ -18,7 +18,7 @@ class Optimizer {
   double lr;  ///< public so that a schedule can change it between steps
 
  protected:
-  std::vector<Tensor> parameters_;
+  std::vector<Tensor> parameters_;  ///< the handles given at construction
 };
 
 /// p -= lr * v, with v = momentum * v + (g + weight_decay * p).
