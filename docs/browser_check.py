@@ -8,8 +8,10 @@ Usage: browser_check.py --site build/default/docs/html --screenshots DIR
                         [--chromium /usr/bin/chromium] [--chromedriver /usr/bin/chromedriver]
 """
 import argparse
+import functools
 import glob
 import os
+import re
 import sys
 import time
 import urllib.parse
@@ -56,6 +58,16 @@ def local_target(href, site):
     return urllib.parse.unquote(parsed.path), parsed.fragment
 
 
+ANCHOR = re.compile(r'''\b(?:id|name)=["']([^"']+)["']''')
+
+
+@functools.lru_cache(maxsize=None)
+def anchors_of(path):
+    """The ids and names a page defines: what a link's #fragment may point at."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return frozenset(ANCHOR.findall(f.read()))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--site", required=True)
@@ -85,6 +97,8 @@ def main():
     driver = webdriver.Chrome(service=Service(args.chromedriver), options=options)
     driver.set_page_load_timeout(60)
 
+    book_pages = {os.path.basename(p) for p in pages
+                  if re.match(r"^(index|ch\w+|experiments_bench)\.html$", os.path.basename(p))}
     failures, checked_links, start = [], 0, time.time()
     try:
         for page in pages:
@@ -110,18 +124,17 @@ def main():
                 checked_links += 1
                 if not os.path.isfile(path):
                     problems.append("broken link: " + href)
-                elif fragment and path.endswith(".html"):
-                    with open(path, encoding="utf-8", errors="replace") as f:
-                        html = f.read()
-                    if ('id="%s"' % fragment) not in html and ('name="%s"' % fragment) not in html:
-                        problems.append("link to a missing anchor: " + href)
+                elif fragment and path.endswith(".html") and fragment not in anchors_of(path):
+                    problems.append("link to a missing anchor: " + href)
             # With the tree view, the text scrolls inside #doc-content: make the window as tall
             # as the text so that the screenshot holds the whole page.
             height = driver.execute_script(
                 "const d = document.getElementById('doc-content');"
                 "return Math.max(document.documentElement.scrollHeight,"
                 "                d ? d.scrollHeight + d.getBoundingClientRect().top + 40 : 0);")
-            driver.set_window_size(1280, max(800, min(int(height), 16000)))
+            # The book's pages whole; an API page's first screens (long ones cost seconds each).
+            limit = 16000 if name in book_pages else 4000
+            driver.set_window_size(1280, max(800, min(int(height), limit)))
             driver.save_screenshot(os.path.join(args.screenshots, name[:-5] + ".png"))
             driver.set_window_size(1280, 1600)
             failures.extend("%s: %s" % (name, p) for p in problems)

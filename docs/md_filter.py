@@ -7,9 +7,10 @@ these, so this filter rewrites a page on its way into Doxygen and leaves the fil
 
 - $$...$$ becomes \\f[...\\f] and $...$ becomes \\f$...\\f$; code spans and fenced code blocks
   stay untouched, \\$ stays a dollar, and a $ that opens nothing (a price) stays a dollar.
+  Straight quotes around a formula become &quot; (Doxygen reads no commands inside quotes).
 - A link to another page of the book (../05-rope/README.md) becomes @ref to that page; a link
   to any other file of the repository keeps its text only (the site does not hold the file).
-- ![alt](figures/x.png) becomes \\image with the figure's name in the site (stage_figures.py
+- ![alt](figures/x.png) becomes \\image with the figure's name in the site (prepare_book.py
   copies it there under the same name, so two chapters' attention_shiftk.png do not clash).
 - Footnotes ([^name] and their "[^name]: text" lines) become numbered notes at the page's end.
 - The page gets its label on its first heading and, when it is a chapter, links to the
@@ -114,7 +115,23 @@ def convert_math(text):
             continue
         out.append("\\$")
         i += 1
-    return "".join(out)
+    return quote_around_math("".join(out))
+
+
+def quote_around_math(text):
+    """Doxygen reads no commands between straight double quotes, so "depends on $q - p$" would
+    keep its \\f$ as text: such quotes become &quot;, which Doxygen prints as a quote. Quotes
+    pair up in order within a paragraph."""
+    paragraphs = text.split("\n\n")
+    for k, para in enumerate(paragraphs):
+        marks = [m.start() for m in re.finditer('"', para)]
+        pieces, last = [], 0
+        for a, b in zip(marks[0::2], marks[1::2]):
+            if "\\f$" in para[a:b] or "\\f[" in para[a:b]:
+                pieces += [para[last:a], "&quot;", para[a + 1:b], "&quot;"]
+                last = b + 1
+        paragraphs[k] = "".join(pieces) + para[last:]
+    return "\n\n".join(paragraphs)
 
 
 def find_display_end(text, start):
@@ -219,7 +236,9 @@ def convert_footnotes(text, page_label):
         number = order.index(name) + 1
         return '<sup>\\ref %s "%d"</sup>' % (note_anchor(page_label, name), number)
 
-    text = re.sub(r"\[\^([^\]]+)\](?!:)", ref, text)
+    # The definitions are gone by now, so every [^name] left is a reference (even one that a
+    # colon follows, at the end of a sentence that introduces a table).
+    text = re.sub(r"\[\^([^\]]+)\]", ref, text)
     if order:
         text = text.rstrip("\n") + "\n\n<hr>\n**Notes**\n\n"
         for number, name in enumerate(order, 1):
