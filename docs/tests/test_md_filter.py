@@ -1,5 +1,5 @@
 """Tests of docs/md_filter.py, the markdown filter between the chapters and Doxygen
-(ctest: Docs.MarkdownFilter)."""
+(ctest: Docs.FilterAndPages)."""
 import os
 import sys
 import unittest
