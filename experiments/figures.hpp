@@ -26,10 +26,10 @@ enum class Palette {
 /// at the left, as a matrix is written (query 0 at the top, key 0 at the left). Non-finite
 /// values are left blank.
 struct Heatmap {
-  std::vector<double> values;  ///< [rows, cols], row-major
-  std::int64_t rows = 0;       ///< the matrix's rows
-  std::int64_t cols = 0;       ///< the matrix's columns
-  std::string title;           ///< above the panel
+  std::vector<double> values;              ///< [rows, cols], row-major
+  std::int64_t rows = 0;                   ///< the matrix's rows
+  std::int64_t cols = 0;                   ///< the matrix's columns
+  std::string title;                       ///< above the panel
   std::string x_label = "key position";    ///< under the columns
   std::string y_label = "query position";  ///< beside the rows
   /// The colour scale's ends, e.g. {0, 1} for attention weights. Without it: the data's

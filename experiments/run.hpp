@@ -35,10 +35,10 @@ struct RunOptions {
 
 /// What a finished run reports (and writes to run.json).
 struct RunSummary {
-  std::string out_dir;  ///< the run's folder
+  std::string out_dir;                       ///< the run's folder
   std::map<std::int64_t, Evaluation> final;  ///< by evaluation length
-  double train_seconds = 0;  ///< time spent in training steps
-  double wall_seconds = 0;   ///< the whole run, evaluation and files included
+  double train_seconds = 0;                  ///< time spent in training steps
+  double wall_seconds = 0;                   ///< the whole run, evaluation and files included
   std::string profile;  ///< with RunOptions::profile: the table of ag::profile::format
 };
 

@@ -27,9 +27,9 @@ struct Batch {
 class Task {
  public:
   virtual ~Task() = default;
-  virtual std::string name() const = 0;          ///< as `pe train --task` takes it
-  virtual std::string description() const = 0;   ///< one line for `pe list`
-  virtual std::int64_t vocab_size() const = 0;   ///< V: ids run from 0 to V-1
+  virtual std::string name() const = 0;         ///< as `pe train --task` takes it
+  virtual std::string description() const = 0;  ///< one line for `pe list`
+  virtual std::int64_t vocab_size() const = 0;  ///< V: ids run from 0 to V-1
   /// The shortest sequence the task can make (ShiftK needs more than k tokens).
   virtual std::int64_t min_length() const { return 2; }
   /// `batch` fresh sequences of `length` tokens drawn from rng.

@@ -18,21 +18,21 @@ namespace pe {
 /// Every default reproduces the reference experiment: 1 layer, 1 head, width 256,
 /// feed-forward 1024, ReLU, pre-LN, sequences of 32, batch 64.
 struct TrainConfig {
-  std::string task = "shiftk";     ///< a registered task (`pe list`)
-  TaskOptions task_options;        ///< the task's own options (ShiftK's k, ...)
-  std::string encoding = "none";   ///< a registered encoding (`pe list`)
+  std::string task = "shiftk";    ///< a registered task (`pe list`)
+  TaskOptions task_options;       ///< the task's own options (ShiftK's k, ...)
+  std::string encoding = "none";  ///< a registered encoding (`pe list`)
   std::map<std::string, std::string> encoding_options;  ///< the encoding's own options
-  DecoderConfig model;             ///< the model's sizes; model.vocab is set from the task
-  std::int64_t length = 32;        ///< T of every training sequence
-  std::int64_t batch = 64;         ///< B of every training batch
-  std::int64_t steps = 1500;       ///< optimisation steps
+  DecoderConfig model;        ///< the model's sizes; model.vocab is set from the task
+  std::int64_t length = 32;   ///< T of every training sequence
+  std::int64_t batch = 64;    ///< B of every training batch
+  std::int64_t steps = 1500;  ///< optimisation steps
   std::int64_t warmup = 100;  ///< steps of linear warm-up
   double lr = 1e-3;           ///< peak learning rate, decayed along a cosine to lr / 10
   double weight_decay = 0.01;  ///< AdamW's decoupled decay
   double clip = 1.0;          ///< maximum global gradient norm
-  std::uint64_t seed = 1;               ///< initial weights and data streams
-  std::int64_t eval_every = 100;        ///< steps between held-out evaluations
-  std::int64_t eval_sequences = 256;    ///< held-out sequences per evaluation
+  std::uint64_t seed = 1;     ///< initial weights and data streams
+  std::int64_t eval_every = 100;      ///< steps between held-out evaluations
+  std::int64_t eval_sequences = 256;  ///< held-out sequences per evaluation
   std::int64_t max_length = 0;  ///< longest sequence the encoding must handle; 0: length
 
   /// The one check of every field: throws ag::Error naming the first field with a bad value.
@@ -105,9 +105,9 @@ class Trainer {
 
   /// The schedule: linear warm-up to lr, then a cosine down to lr / 10 at config.steps.
   double learning_rate(std::int64_t step) const;
-  const TrainConfig& config() const { return config_; }  ///< as validated
-  Decoder& model() { return *model_; }                    ///< the model being trained
-  const Task& task() const { return *task_; }             ///< the task it is trained on
+  const TrainConfig& config() const { return config_; }    ///< as validated
+  Decoder& model() { return *model_; }                     ///< the model being trained
+  const Task& task() const { return *task_; }              ///< the task it is trained on
   std::int64_t steps_done() const { return steps_done_; }  ///< steps taken so far
   const std::vector<HistoryPoint>& history() const { return history_; }  ///< every evaluation
   double seconds() const { return seconds_; }  ///< time spent in step() so far

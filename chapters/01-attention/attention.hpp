@@ -32,10 +32,10 @@ class SelfAttention : public ag::Module {
   /// everything cached; offset must then equal the cache's length.
   ag::Tensor forward(const ag::Tensor& x, std::int64_t offset = 0, LayerCache* cache = nullptr);
 
-  ag::Linear query;   ///< W_q: [C, C]
-  ag::Linear key;     ///< W_k: [C, C]
-  ag::Linear value;   ///< W_v: [C, C]
-  ag::Linear output;  ///< W_o: [C, C]
+  ag::Linear query;         ///< W_q: [C, C]
+  ag::Linear key;           ///< W_k: [C, C]
+  ag::Linear value;         ///< W_v: [C, C]
+  ag::Linear output;        ///< W_o: [C, C]
   std::int64_t heads;       ///< H
   std::int64_t head_width;  ///< D = C / H
   bool causal;              ///< whether queries are kept from later keys

@@ -60,12 +60,12 @@ class Decoder : public ag::Module {
   /// Attention weights of the last forward pass, one [B, H, Tq, Tk] per layer.
   std::vector<ag::Tensor> attention_weights() const;
 
-  const DecoderConfig config;                          ///< the sizes it was built with
-  std::shared_ptr<PositionalEncoding> encoding;        ///< never null ("none" for no encoding)
-  ag::Embedding tokens;                                ///< E: [V, C]
-  std::vector<std::unique_ptr<DecoderBlock>> blocks;   ///< L blocks
-  ag::LayerNorm final_norm;                            ///< LN_f
-  ag::Linear head;                                     ///< W_head: [C, V]
+  const DecoderConfig config;                         ///< the sizes it was built with
+  std::shared_ptr<PositionalEncoding> encoding;       ///< never null ("none" for no encoding)
+  ag::Embedding tokens;                               ///< E: [V, C]
+  std::vector<std::unique_ptr<DecoderBlock>> blocks;  ///< L blocks
+  ag::LayerNorm final_norm;                           ///< LN_f
+  ag::Linear head;                                    ///< W_head: [C, V]
 
  private:
   Decoder(const DecoderConfig& config, std::shared_ptr<PositionalEncoding> encoding,

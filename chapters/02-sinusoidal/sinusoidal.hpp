@@ -30,7 +30,8 @@ ag::Tensor sinusoidal_table(std::int64_t length, std::int64_t width, double base
 /// The options of `pe train --encoding sinusoidal`.
 struct SinusoidalOptions {
   double base = 10000;  ///< the wavelengths run from 2 pi to base * 2 pi
-  SinusoidalLayout layout = SinusoidalLayout::interleaved;  ///< sin and cos interleaved or in halves
+  /// sin and cos interleaved, or in two halves
+  SinusoidalLayout layout = SinusoidalLayout::interleaved;
 };
 
 /// The fixed table through the embed hook. No parameters.
@@ -44,7 +45,7 @@ class SinusoidalEncoding : public PositionalEncoding {
   /// "pe" [length, C] in float64.
   std::vector<std::pair<std::string, ag::Tensor>> inspect(std::int64_t length) const override;
 
-  std::int64_t width() const { return width_; }  ///< C
+  std::int64_t width() const { return width_; }                  ///< C
   const SinusoidalOptions& options() const { return options_; }  ///< as constructed
 
  private:

@@ -42,8 +42,8 @@ class ShawPositions : public AttentionPositions {
                     std::int64_t q_offset) const override;
 
   std::int64_t max_distance() const { return max_distance_; }  ///< the clip distance k
-  ag::Tensor key_table;    ///< a^K: [2k+1, D]
-  ag::Tensor value_table;  ///< a^V: [2k+1, D]
+  ag::Tensor key_table;                                        ///< a^K: [2k+1, D]
+  ag::Tensor value_table;                                      ///< a^V: [2k+1, D]
 
  private:
   std::int64_t max_distance_, head_width_;

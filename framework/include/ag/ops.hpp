@@ -47,6 +47,7 @@ Tensor pow(const Tensor& x, double exponent);
 Tensor relu(const Tensor& x);
 /// x where mask == 0, `value` where mask != 0. mask is a constant broadcastable to x
 /// (the causal mask); no gradient flows to masked entries.
+/// x [B, H, T, T], mask [T, T] -> [B, H, T, T]
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
 
 // --- reductions ----------------------------------------------------------------------------
@@ -56,8 +57,10 @@ Tensor sum(const Tensor& x);  ///< all elements -> []
 Tensor sum(const Tensor& x, std::vector<std::int64_t> axes, bool keepdim = false);
 Tensor mean(const Tensor& x);  ///< the mean of all elements -> []
 /// The mean over the given axes, as sum() with the same axes divided by their count.
+/// [B, T, C], axes {2} -> [B, T] (or [B, T, 1])
 Tensor mean(const Tensor& x, std::vector<std::int64_t> axes, bool keepdim = false);
 /// Maximum along one axis. The gradient goes to the first maximal element.
+/// [B, T, C], axis 2 -> [B, T] (or [B, T, 1])
 Tensor max(const Tensor& x, std::int64_t axis, bool keepdim = false);
 
 // --- products ------------------------------------------------------------------------------
@@ -73,14 +76,17 @@ Tensor transpose_matmul(const Tensor& a, const Tensor& b);
 
 // --- shapes (results are contiguous copies unless said otherwise) ---------------------------
 /// Same values, new shape with the same element count; one entry may be -1. Shares storage.
+/// [B, T, C], {B, T, H, D} -> [B, T, H, D]
 Tensor reshape(const Tensor& x, Shape shape);
 /// Reorders axes: result axis i is input axis axes[i].
 Tensor permute(const Tensor& x, std::vector<std::int64_t> axes);
 /// Swaps two axes (a permute).  [B, T, C], 1, 2 -> [B, C, T]
 Tensor transpose(const Tensor& x, std::int64_t axis0, std::int64_t axis1);
 /// Elements start..end-1 along `axis` (end exclusive; negative values count from the end).
+/// [B, T, C], axis 1 -> [B, end - start, C]
 Tensor slice(const Tensor& x, std::int64_t axis, std::int64_t start, std::int64_t end);
 /// Joins tensors whose shapes agree except along `axis`.
+/// [B, T, C1], [B, T, C2], axis 2 -> [B, T, C1 + C2]
 Tensor concat(const std::vector<Tensor>& parts, std::int64_t axis);
 
 /// Integer indices with a shape, e.g. token ids [B, T].

@@ -14,7 +14,7 @@ class Optimizer {
   explicit Optimizer(std::vector<Tensor> parameters, double lr);
   virtual ~Optimizer() = default;
   virtual void step() = 0;  ///< one update; parameters without a gradient are skipped
-  void zero_grad();  ///< zero_grad() on every parameter
+  void zero_grad();         ///< zero_grad() on every parameter
   double lr;  ///< public so that a schedule can change it between steps
 
  protected:
@@ -47,7 +47,7 @@ class Adam : public Optimizer {
   Adam(std::vector<Tensor> parameters, double lr = 1e-3, double beta1 = 0.9,
        double beta2 = 0.999, double eps = 1e-8, double weight_decay = 0.0,
        bool decoupled_weight_decay = false);
-  void step() override;  ///< one update of every parameter that has a gradient
+  void step() override;                    ///< one update of every parameter that has a gradient
   long steps_taken() const { return t_; }  ///< the step count t of the bias correction
   /// The moment estimates (one pair per parameter) and the step count, for checkpoints.
   struct State {
