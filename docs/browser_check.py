@@ -4,10 +4,12 @@ see go wrong: a JavaScript error, a formula that did not render, an image that d
 a local link to nothing, or a request to any host outside the site. Saves a screenshot of
 every page (SCREENSHOTS/<page>.png) to look at.
 
-Usage: browser_check.py --site build/default/docs/html --screenshots DIR
+Usage: browser_check.py --site build/default/docs/html --screenshots DIR [--browsers 2]
                         [--chromium /usr/bin/chromium] [--chromedriver /usr/bin/chromedriver]
+A chapter's screenshot holds the whole page; an API page's its first screen.
 """
 import argparse
+import concurrent.futures
 import functools
 import glob
 import os
@@ -68,24 +70,7 @@ def anchors_of(path):
         return frozenset(ANCHOR.findall(f.read()))
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--site", required=True)
-    parser.add_argument("--screenshots", required=True)
-    parser.add_argument("--chromium", default="/usr/bin/chromium")
-    parser.add_argument("--chromedriver", default="/usr/bin/chromedriver")
-    parser.add_argument("--pages", nargs="*", help="only these pages (file names in the site)")
-    args = parser.parse_args()
-
-    site = os.path.abspath(args.site)
-    pages = sorted(glob.glob(os.path.join(site, "*.html")))
-    if args.pages:
-        pages = [os.path.join(site, p) for p in args.pages]
-    if not pages:
-        print("browser-check: no pages in %s (build the docs target first)" % site, file=sys.stderr)
-        return 1
-    os.makedirs(args.screenshots, exist_ok=True)
-
+def start_browser(args):
     options = webdriver.ChromeOptions()
     options.binary_location = args.chromium
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -96,53 +81,98 @@ def main():
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(args.chromedriver), options=options)
     driver.set_page_load_timeout(60)
+    return driver
 
-    book_pages = {os.path.basename(p) for p in pages
-                  if re.match(r"^(index|ch\w+|experiments_bench)\.html$", os.path.basename(p))}
-    failures, checked_links, start = [], 0, time.time()
+
+def check_page(driver, page, site, screenshots, whole):
+    """Opens one page; returns (its problems, the number of local links checked)."""
+    driver.get("file://" + page)
+    problems = []
+    # MathJax typesets after load; its queue sets peMathDone when it has finished.
+    deadline = time.time() + 30
+    while not driver.execute_script("return !window.MathJax || window.peMathDone === true"):
+        if time.time() > deadline:
+            problems.append("MathJax did not finish in 30 s")
+            break
+        time.sleep(0.05)
+    problems += driver.execute_script(PAGE_PROBLEMS)
+    for entry in driver.get_log("browser"):
+        if entry["level"] == "SEVERE":
+            problems.append("console: " + entry["message"])
+    links = 0
+    for href in driver.execute_script(LINKS):
+        target = local_target(href, site)
+        if target is None:
+            continue
+        path, fragment = target
+        links += 1
+        if not os.path.realpath(path).startswith(site + os.sep):
+            problems.append("link out of the site: " + href)
+        elif not os.path.isfile(path):
+            problems.append("broken link: " + href)
+        elif fragment and path.endswith(".html") and fragment not in anchors_of(path):
+            problems.append("link to a missing anchor: " + href)
+    shot = os.path.join(screenshots, os.path.basename(page)[:-5] + ".png")
+    if whole:
+        # With the tree view the text scrolls inside #doc-content: make the window as tall as
+        # the text so that the screenshot holds the whole chapter.
+        height = driver.execute_script(
+            "const d = document.getElementById('doc-content');"
+            "return Math.max(document.documentElement.scrollHeight,"
+            "                d ? d.scrollHeight + d.getBoundingClientRect().top + 40 : 0);")
+        driver.set_window_size(1280, max(800, min(int(height), 16000)))
+        driver.save_screenshot(shot)
+        driver.set_window_size(1280, 1600)
+    else:
+        driver.save_screenshot(shot)  # an API page: its first screen
+    return problems, links
+
+
+def check_pages(args, pages, site, book_pages):
+    """One browser over a share of the pages; returns (failures, links checked)."""
+    failures, links = [], 0
+    driver = start_browser(args)
     try:
         for page in pages:
             name = os.path.basename(page)
-            driver.get("file://" + page)
-            # MathJax typesets after load; its queue sets peMathDone when it has finished.
-            deadline = time.time() + 30
-            while time.time() < deadline:
-                if driver.execute_script("return !window.MathJax || window.peMathDone === true"):
-                    break
-                time.sleep(0.1)
-            else:
-                failures.append("%s: MathJax did not finish in 30 s" % name)
-            problems = driver.execute_script(PAGE_PROBLEMS)
-            for entry in driver.get_log("browser"):
-                if entry["level"] == "SEVERE":
-                    problems.append("console: " + entry["message"])
-            for href in driver.execute_script(LINKS):
-                target = local_target(href, site)
-                if target is None or href.startswith("javascript:"):
-                    continue
-                path, fragment = target
-                checked_links += 1
-                if not os.path.isfile(path):
-                    problems.append("broken link: " + href)
-                elif fragment and path.endswith(".html") and fragment not in anchors_of(path):
-                    problems.append("link to a missing anchor: " + href)
-            # With the tree view, the text scrolls inside #doc-content: make the window as tall
-            # as the text so that the screenshot holds the whole page.
-            height = driver.execute_script(
-                "const d = document.getElementById('doc-content');"
-                "return Math.max(document.documentElement.scrollHeight,"
-                "                d ? d.scrollHeight + d.getBoundingClientRect().top + 40 : 0);")
-            # The book's pages whole; an API page's first screens (long ones cost seconds each).
-            limit = 16000 if name in book_pages else 4000
-            driver.set_window_size(1280, max(800, min(int(height), limit)))
-            driver.save_screenshot(os.path.join(args.screenshots, name[:-5] + ".png"))
-            driver.set_window_size(1280, 1600)
+            problems, n = check_page(driver, page, site, args.screenshots, name in book_pages)
+            links += n
             failures.extend("%s: %s" % (name, p) for p in problems)
     finally:
         driver.quit()
+    return failures, links
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--site", required=True)
+    parser.add_argument("--screenshots", required=True)
+    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument("--chromedriver", default="/usr/bin/chromedriver")
+    parser.add_argument("--pages", nargs="*", help="only these pages (file names in the site)")
+    parser.add_argument("--browsers", type=int, default=2, help="browsers that share the pages")
+    args = parser.parse_args()
+
+    site = os.path.realpath(args.site)
+    pages = sorted(glob.glob(os.path.join(site, "*.html")))
+    if args.pages:
+        pages = [os.path.join(site, p) for p in args.pages]
+    if not pages:
+        print("browser-check: no pages in %s (build the docs target first)" % site, file=sys.stderr)
+        return 1
+    os.makedirs(args.screenshots, exist_ok=True)
+    book_pages = {os.path.basename(p) for p in pages
+                  if re.match(r"^(index|ch\w+|experiments_bench)\.html$", os.path.basename(p))}
+
+    start = time.time()
+    shares = [pages[k::args.browsers] for k in range(max(1, args.browsers))]
+    with concurrent.futures.ThreadPoolExecutor(len(shares)) as pool:
+        results = list(pool.map(lambda share: check_pages(args, share, site, book_pages), shares))
+    failures = sorted(f for r in results for f in r[0])
+    links = sum(r[1] for r in results)
 
     print("browser-check: %d pages, %d local links, %.0f s; screenshots in %s"
-          % (len(pages), checked_links, time.time() - start, args.screenshots))
+          % (len(pages), links, time.time() - start, args.screenshots))
     for f in failures:
         print("browser-check: " + f, file=sys.stderr)
     return 1 if failures else 0

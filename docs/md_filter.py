@@ -13,6 +13,8 @@ these, so this filter rewrites a page on its way into Doxygen and leaves the fil
 - ![alt](figures/x.png) becomes \\image with the figure's name in the site (prepare_book.py
   copies it there under the same name, so two chapters' attention_shiftk.png do not clash).
 - Footnotes ([^name] and their "[^name]: text" lines) become numbered notes at the page's end.
+- Every heading gets a label made from the anchor a forge gives it, so that links to
+  sections (README.md#4-the-code, #results) work in the site too.
 - The page gets its label on its first heading and, when it is a chapter, links to the
   previous and the next chapter.
 
@@ -193,18 +195,54 @@ def rewrite_links(text, page_rel, book):
 
     def replace(m):
         bang, label, url = m.groups()
+        if url.startswith("#") and page_rel in labels and not bang:
+            return "[%s](@ref %s)" % (label, section_label(labels[page_rel], url[1:]))
         if re.match(r"^[a-z][a-z0-9+.-]*:", url, re.I) or url.startswith(("#", "@", "\\")):
             return m.group(0)
         path = target_of(url)
         if bang:
             return '\n\\image html %s "%s"\n' % (figure_name(path), label.replace('"', "'"))
+        fragment = url.split("#", 1)[1] if "#" in url else ""
         for candidate in (path, path + "/README.md", path.rstrip("/") + "/README.md"):
             if candidate in labels:
-                return "[%s](@ref %s)" % (label, labels[candidate])
+                target = labels[candidate]
+                if fragment:
+                    target = section_label(target, fragment)
+                return "[%s](@ref %s)" % (label, target)
         return label  # a file the site does not hold: keep the words, drop the link
 
     del root
     return LINK.sub(replace, text)
+
+
+def github_slug(heading):
+    """The anchor a git forge gives a heading: lower case, punctuation dropped, spaces as '-'."""
+    heading = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return heading.replace(" ", "-")
+
+
+def section_label(page_label, slug):
+    """Doxygen's label for a heading of a page, from the heading's forge anchor."""
+    return "%s_%s" % (page_label, re.sub(r"[^A-Za-z0-9_]", "_", slug))
+
+
+def label_sections(text, page_label, saved):
+    """Gives every heading below the title the label that a forge link's #anchor maps to
+    (section_label of its github_slug), so that ../05-rope/README.md#4-the-code works."""
+    lines, seen = text.split("\n"), {}
+    for k, line in enumerate(lines):
+        m = re.match(r"^(#{2,6})\s+(.*?)\s*$", line)
+        if not m or "{#" in line:
+            continue
+        slug = github_slug(restore_code(m.group(2), saved).replace("`", ""))
+        if not slug:
+            continue
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        if count:
+            slug = "%s-%d" % (slug, count)
+        lines[k] = "%s {#%s}" % (line.rstrip(), section_label(page_label, slug))
+    return "\n".join(lines)
 
 
 def convert_footnotes(text, page_label):
@@ -282,6 +320,8 @@ def filter_page(text, page_rel="", book=None):
     book = book or {}
     page = next((p for p in book.get("pages", []) if p["path"] == page_rel), None)
     text, saved = protect_code(text)
+    if page:
+        text = label_sections(text, page["label"], saved)
     text = convert_math(text)
     text = rewrite_links(text, page_rel, book)
     if page:
@@ -310,7 +350,7 @@ def main():
         text = f.read()
     root = book.get("root")
     page_rel = os.path.relpath(os.path.realpath(args.file), os.path.realpath(root)) if root else ""
-    sys.stdout.write(filter_page(text, page_rel.replace(os.sep, "/"), book))
+    sys.stdout.buffer.write(filter_page(text, page_rel.replace(os.sep, "/"), book).encode("utf-8"))
 
 
 if __name__ == "__main__":

@@ -87,6 +87,8 @@ def main():
         # The public headers, after the pages: the framework's, each chapter's, the bench's.
         for folder in header_folders(root):
             f.write('INPUT += "%s"\n' % folder)
+            if os.path.isdir(folder):  # a class page shows #include "rope.hpp", not a full path
+                f.write('STRIP_FROM_INC_PATH += "%s"\n' % folder)
 
     images = os.path.join(out, "images")
     shutil.rmtree(images, ignore_errors=True)

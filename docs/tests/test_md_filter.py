@@ -84,7 +84,14 @@ class Links(unittest.TestCase):
 
     def test_link_to_another_chapter_becomes_a_ref(self):
         out = self.page("see [chapter 4](../04-relative/README.md#the-t5-bias).")
-        self.assertIn("see [chapter 4](@ref ch04).", out)
+        self.assertIn("see [chapter 4](@ref ch04_the_t5_bias).", out)
+
+    def test_headings_get_the_labels_of_their_forge_anchors(self):
+        out = self.page("# Five\n\n## 4. The code\n\n### `apply_rotary`, step 2\n\n## 4. The code\n")
+        self.assertIn("## 4. The code {#ch05_4_the_code}", out)
+        self.assertIn("### `apply_rotary`, step 2 {#ch05_apply_rotary_step_2}", out)
+        self.assertIn("## 4. The code {#ch05_4_the_code_1}", out)
+        self.assertIn("[above](@ref ch05_4_the_code)", self.page("## 4. The code\n\n[above](#4-the-code)"))
 
     def test_link_from_the_top_readme_and_to_a_folder(self):
         out = filter_page("[rope](chapters/05-rope/README.md), [bench](experiments/)", "README.md", BOOK)
@@ -95,7 +102,7 @@ class Links(unittest.TestCase):
 
     def test_outside_and_anchor_links_stay(self):
         s = "[paper](https://arxiv.org/abs/2104.09864) and [below](#results)"
-        self.assertIn(s, self.page(s))
+        self.assertIn(s, filter_page(s))
 
     def test_figure_becomes_an_image_with_its_site_name(self):
         out = self.page("![RoPE angles](figures/rope_angles.png)")
