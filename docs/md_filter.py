@@ -23,6 +23,7 @@ BOOK.json: {"root": repo, "pages": [{"path": "chapters/00-autograd/README.md", "
 "title": "...", "chapter": true}, ...]} in reading order.
 """
 import argparse
+import html
 import json
 import os
 import re
@@ -316,10 +317,26 @@ def chapter_navigation(page_rel, book):
     return "\n\n<div class=\"pe-nav\">" + " | ".join(parts) + "</div>\n"
 
 
+def table_code_pipes(text, saved):
+    """In a table row, a forge writes a pipe inside code as `a\\|b`; Doxygen would print the
+    backslash. Such a code span becomes <tt> with &#124;, which no cell boundary can take."""
+    for line in text.split("\n"):
+        if not line.lstrip().startswith("|"):
+            continue
+        for k in re.findall("\x00(\\d+)\x00", line):
+            span = saved[int(k)]
+            m = re.match(r"^(`+)\s?(.*?)\s?\1$", span, re.S)
+            if m and "\\|" in m.group(2):
+                body = html.escape(m.group(2), quote=False).replace("\\|", "&#124;")
+                saved[int(k)] = "<tt>%s</tt>" % body
+    return text
+
+
 def filter_page(text, page_rel="", book=None):
     book = book or {}
     page = next((p for p in book.get("pages", []) if p["path"] == page_rel), None)
     text, saved = protect_code(text)
+    table_code_pipes(text, saved)
     if page:
         text = label_sections(text, page["label"], saved)
     text = convert_math(text)

@@ -70,6 +70,10 @@ class Math(unittest.TestCase):
                          'says &quot;depends on \\f$q - p\\f$&quot; here')
         self.assertEqual(text('a "quote" and $x$ and "b"'), 'a "quote" and \\f$x\\f$ and "b"')
 
+    def test_pipes_in_code_in_a_table(self):
+        self.assertEqual(text("| `-DPE_ARCH=auto\\|avx2` | auto |"), "| <tt>-DPE_ARCH=auto&#124;avx2</tt> | auto |")
+        self.assertEqual(text("outside `a\\|b`"), "outside `a\\|b`")
+
     def test_html_comment_stays(self):
         self.assertEqual(text("<!-- snippet: a$b -->\n$x$"), "<!-- snippet: a$b -->\n\\f$x\\f$")
 
