@@ -19,6 +19,7 @@ import time
 import urllib.parse
 
 from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.chrome.service import Service
 
 # Runs in the page once MathJax has finished: every problem as one line of text.
@@ -121,9 +122,16 @@ def check_page(driver, page, site, screenshots, whole):
             "return Math.max(document.documentElement.scrollHeight,"
             "                d ? d.scrollHeight + d.getBoundingClientRect().top + 40 : 0);")
         driver.set_window_size(1280, max(800, min(int(height), 16000)))
-        driver.save_screenshot(shot)
+        try:
+            driver.save_screenshot(shot)
+        except TimeoutException:
+            # A busy machine can take longer than the driver's 10 s to paint a page this tall:
+            # take the first screen instead (below) rather than fail the page.
+            print("browser-check: %s: whole-page screenshot timed out, taking the first screen"
+                  % os.path.basename(page))
+            whole = False
         driver.set_window_size(1280, 1600)
-    else:
+    if not whole:
         driver.save_screenshot(shot)  # an API page: its first screen
     return problems, links
 
