@@ -18,9 +18,10 @@
 
 namespace pe {
 
+/// The four options every chapter's experiment takes.
 struct ChapterOptions {
   std::int64_t steps = 1500;  ///< the reference run's length
-  std::uint64_t seed = 1;
+  std::uint64_t seed = 1;     ///< the seed of every run
   std::string out;            ///< folder for runs and figures
   /// false: take a run already finished in its folder with the same configuration
   /// (load_finished_run) instead of training it again; --retrain sets true.

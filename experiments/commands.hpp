@@ -11,11 +11,11 @@ namespace pe {
 std::map<std::string, std::string> parse_pairs(const std::vector<std::string>& pairs,
                                                const char* flag);
 
-void add_list_command(CLI::App& app);
-void add_train_command(CLI::App& app);
-void add_eval_command(CLI::App& app);
-void add_heatmap_command(CLI::App& app);
-void add_inspect_command(CLI::App& app);
-void add_table_command(CLI::App& app);
+void add_list_command(CLI::App& app);     ///< `pe list`: the encodings and tasks in this build
+void add_train_command(CLI::App& app);    ///< `pe train`: one run into its folder
+void add_eval_command(CLI::App& app);     ///< `pe eval`: a checkpoint's accuracy at given lengths
+void add_heatmap_command(CLI::App& app);  ///< `pe heatmap`: a checkpoint's attention as a PNG
+void add_inspect_command(CLI::App& app);  ///< `pe inspect`: an encoding's tables, printed
+void add_table_command(CLI::App& app);    ///< `pe table`: every encoding on the reference tasks
 
 }  // namespace pe

@@ -16,6 +16,7 @@
 
 namespace pe {
 
+/// The colour scale of a heatmap.
 enum class Palette {
   viridis,   ///< perceptually uniform, dark to yellow: weights, probabilities
   diverging  ///< blue-white-red, white at zero: signed values (encodings, biases)
@@ -25,15 +26,16 @@ enum class Palette {
 /// at the left, as a matrix is written (query 0 at the top, key 0 at the left). Non-finite
 /// values are left blank.
 struct Heatmap {
-  std::vector<double> values;
-  std::int64_t rows = 0, cols = 0;
-  std::string title;
-  std::string x_label = "key position";
-  std::string y_label = "query position";
+  std::vector<double> values;              ///< [rows, cols], row-major
+  std::int64_t rows = 0;                   ///< the matrix's rows
+  std::int64_t cols = 0;                   ///< the matrix's columns
+  std::string title;                       ///< above the panel
+  std::string x_label = "key position";    ///< under the columns
+  std::string y_label = "query position";  ///< beside the rows
   /// The colour scale's ends, e.g. {0, 1} for attention weights. Without it: the data's
   /// smallest and largest values (viridis), or -m..m with m the largest |value| (diverging).
   std::optional<std::pair<double, double>> range;
-  Palette palette = Palette::viridis;
+  Palette palette = Palette::viridis;  ///< the colour scale
 };
 
 /// matrix: [rows, cols] (leading axes of extent 1 are dropped: [1, 1, T, T] is fine).
@@ -52,8 +54,9 @@ void write_heatmaps(const std::string& png_path, const std::vector<Heatmap>& pan
 
 /// One curve: y[i] at x[i]. Non-finite y values leave a gap.
 struct Series {
-  std::string label;
-  std::vector<double> x, y;
+  std::string label;      ///< in the legend
+  std::vector<double> x;  ///< positions along the x axis
+  std::vector<double> y;  ///< values, one per x
 };
 
 /// The series as lines (with point markers when a series has at most 40 points),

@@ -8,8 +8,10 @@
 
 namespace pe {
 
+/// A progress bar on a terminal, plain lines in a log (stderr either way).
 class Progress {
  public:
+  /// \param label printed before the bar  \param total the count that means done
   Progress(std::string label, std::int64_t total)
       : label_(std::move(label)), total_(total), tty_(isatty(fileno(stderr))),
         start_(std::chrono::steady_clock::now()) {}
@@ -33,9 +35,11 @@ class Progress {
     std::fprintf(stderr, "%s %s\n", label_.c_str(), text.c_str());
     std::fflush(stderr);
   }
+  /// Clears the bar (terminal only) so that the next output starts on a clean line.
   void finish() {
     if (tty_) std::fprintf(stderr, "\r\033[K");
   }
+  /// Seconds since construction.
   double seconds() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }

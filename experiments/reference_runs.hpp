@@ -13,10 +13,11 @@
 
 namespace pe {
 
+/// One trained reference run of a chapter's experiment, with what the chapter reads from it.
 struct ReferenceRun {
-  TrainConfig config;
-  RunSummary summary;
-  std::string run_dir;  ///< <out>/<task><suffix>: run.json, checkpoint.agt, attention.png, ...
+  TrainConfig config;   ///< the run's configuration
+  RunSummary summary;   ///< its results
+  std::string run_dir;  ///< `<out>/<task><suffix>`: run.json, checkpoint.agt, attention.png, ...
   std::string line;     ///< "sinusoidal  shiftk  1500 steps  seed 1  accuracy 1.0000 ..."
   std::unique_ptr<Trainer> trainer;  ///< the trained model, loaded from checkpoint.agt
   AttentionAverages attention;       ///< mean_attention on 256 held-out sequences
@@ -29,10 +30,10 @@ TrainConfig reference_config(const std::string& encoding, const std::string& tas
 
 /// Trains `encoding` on each task with the reference configuration (TrainConfig's defaults,
 /// options.steps and options.seed), after `adjust` (if given) has changed the configuration,
-/// e.g. the number of heads. Runs go to <options.out>/<task><suffix>; a run already finished
+/// e.g. the number of heads. Runs go to `<options.out>/<task><suffix>`; a run already finished
 /// there with the same configuration is taken as it is unless options.retrain is set
 /// (run_or_reuse). Each
-/// run's attention figure is also copied to <options.out>/attention_<task><suffix>.png.
+/// run's attention figure is also copied to `<options.out>/attention_<task><suffix>.png`.
 std::vector<ReferenceRun> train_reference_runs(
     const std::string& encoding, const ChapterOptions& options,
     const std::vector<std::string>& tasks = {"shiftk", "alternating"},

@@ -16,11 +16,12 @@
 
 namespace pe {
 
+/// How run_training runs: where to, what to evaluate and save, what to show.
 struct RunOptions {
   std::string out_dir;                     ///< created if missing
   std::vector<std::int64_t> eval_lengths;  ///< final accuracy at each; empty: the train length
   bool progress = true;                    ///< a progress bar (terminal) or plain lines (logs)
-  bool figures = true;
+  bool figures = true;                     ///< write attention.png and curves.png
   /// Continue a saved run instead of starting one (the config passed is then ignored).
   std::string resume_from;
   /// With resume_from: train until this many steps in all (0: the saved run's total).
@@ -35,10 +36,12 @@ struct RunOptions {
   bool profile = false;
 };
 
+/// What a finished run reports (and writes to run.json).
 struct RunSummary {
-  std::string out_dir;
+  std::string out_dir;                       ///< the run's folder
   std::map<std::int64_t, Evaluation> final;  ///< by evaluation length
-  double train_seconds = 0, wall_seconds = 0;
+  double train_seconds = 0;                  ///< time spent in training steps
+  double wall_seconds = 0;                   ///< the whole run, evaluation and files included
   std::string profile;  ///< with RunOptions::profile: the table of ag::profile::format
 };
 
@@ -57,15 +60,15 @@ std::optional<RunSummary> load_finished_run(const TrainConfig& config, const std
 
 /// One run of a list: its configuration and its folder.
 struct PlannedRun {
-  TrainConfig config;
-  std::string out_dir;
+  TrainConfig config;   ///< what to train
+  std::string out_dir;  ///< where its files go
 };
 
 /// A run of the list, done: trained now, or taken from its folder.
 struct FinishedRun {
-  TrainConfig config;
+  TrainConfig config;  ///< what was trained
   RunSummary summary;  ///< summary.out_dir is the run's folder
-  bool reused = false;
+  bool reused = false;  ///< taken from its folder rather than trained now
 };
 
 /// The one run-or-reuse path of `pe table` and the chapters' experiments: each run taken as
@@ -87,13 +90,14 @@ std::string result_line(const FinishedRun& run);
 /// per layer and head.
 void write_attention_figure(Trainer& trainer, std::int64_t length, const std::string& png_path);
 
-/// Where a trained model's attention goes on average, [layer][head][r or j] for r, j = 0 ..
-/// length-1: by_offset[l][h][r] is the mean weight on the key r positions back (over the
+/// Where a trained model's attention goes on average, [layer][head][r or j] for r and j
+/// from 0 to length-1: by_offset[l][h][r] is the mean weight on the key r positions back (over the
 /// queries i >= r), by_key[l][h][j] the mean weight on key j (over the queries i >= j), both
 /// over the held-out sequences. The numbers behind the chapters' sentences about where a
 /// trained model looks.
 struct AttentionAverages {
-  std::vector<std::vector<std::vector<double>>> by_offset, by_key;
+  std::vector<std::vector<std::vector<double>>> by_offset;  ///< [layer][head][r]
+  std::vector<std::vector<std::vector<double>>> by_key;     ///< [layer][head][j]
 };
 
 /// AttentionAverages of the model on the first `sequences` held-out sequences of `length`

@@ -13,20 +13,23 @@
 
 namespace pe {
 
+/// A target that scores nothing (cross_entropy's ignore_index).
 inline constexpr std::int64_t kIgnore = -1;
 
 /// inputs [B, T] and targets [B, T]; targets[b, t] is what the model should predict after
 /// reading inputs[b, 0..t], or kIgnore.
 struct Batch {
-  ag::Indices inputs, targets;
+  ag::Indices inputs;   ///< token ids [B, T]
+  ag::Indices targets;  ///< token ids or kIgnore [B, T]
 };
 
+/// A synthetic sequence task: how to draw batches of it and how to print its tokens.
 class Task {
  public:
   virtual ~Task() = default;
-  virtual std::string name() const = 0;
-  virtual std::string description() const = 0;
-  virtual std::int64_t vocab_size() const = 0;
+  virtual std::string name() const = 0;         ///< as `pe train --task` takes it
+  virtual std::string description() const = 0;  ///< one line for `pe list`
+  virtual std::int64_t vocab_size() const = 0;  ///< V: ids run from 0 to V-1
   /// The shortest sequence the task can make (ShiftK needs more than k tokens).
   virtual std::int64_t min_length() const { return 2; }
   /// `batch` fresh sequences of `length` tokens drawn from rng.

@@ -18,47 +18,53 @@ namespace pe {
 /// Every default reproduces the reference experiment: 1 layer, 1 head, width 256,
 /// feed-forward 1024, ReLU, pre-LN, sequences of 32, batch 64.
 struct TrainConfig {
-  std::string task = "shiftk";
-  TaskOptions task_options;
-  std::string encoding = "none";
-  std::map<std::string, std::string> encoding_options;
-  DecoderConfig model;  // model.vocab is set from the task
-  std::int64_t length = 32;
-  std::int64_t batch = 64;
-  std::int64_t steps = 1500;
+  std::string task = "shiftk";    ///< a registered task (`pe list`)
+  TaskOptions task_options;       ///< the task's own options (ShiftK's k, ...)
+  std::string encoding = "none";  ///< a registered encoding (`pe list`)
+  std::map<std::string, std::string> encoding_options;  ///< the encoding's own options
+  DecoderConfig model;        ///< the model's sizes; model.vocab is set from the task
+  std::int64_t length = 32;   ///< T of every training sequence
+  std::int64_t batch = 64;    ///< B of every training batch
+  std::int64_t steps = 1500;  ///< optimisation steps
   std::int64_t warmup = 100;  ///< steps of linear warm-up
   double lr = 1e-3;           ///< peak learning rate, decayed along a cosine to lr / 10
-  double weight_decay = 0.01;
+  double weight_decay = 0.01;  ///< AdamW's decoupled decay
   double clip = 1.0;          ///< maximum global gradient norm
-  std::uint64_t seed = 1;
-  std::int64_t eval_every = 100;
-  std::int64_t eval_sequences = 256;
+  std::uint64_t seed = 1;     ///< initial weights and data streams
+  std::int64_t eval_every = 100;      ///< steps between held-out evaluations
+  std::int64_t eval_sequences = 256;  ///< held-out sequences per evaluation
   std::int64_t max_length = 0;  ///< longest sequence the encoding must handle; 0: length
 
   /// The one check of every field: throws ag::Error naming the first field with a bad value.
   void validate() const;
 };
 
+/// Held-out accuracy and loss.
 struct Evaluation {
   double accuracy = 0;  ///< fraction of scored target tokens predicted right (argmax)
   double loss = 0;      ///< mean cross-entropy over the scored tokens
-  std::int64_t scored = 0;
+  std::int64_t scored = 0;  ///< target tokens that counted (kIgnore ones do not)
 };
 
+/// One evaluation during training: a row of history.csv.
 struct HistoryPoint {
-  std::int64_t step;
-  double train_loss, lr, eval_accuracy, eval_loss, seconds;
+  std::int64_t step;     ///< steps done
+  double train_loss;     ///< the loss of the last training batch
+  double lr;             ///< the learning rate of that step
+  double eval_accuracy;  ///< held-out accuracy
+  double eval_loss;      ///< held-out loss
+  double seconds;        ///< training time so far
 };
 
 /// What a checkpoint's metadata holds besides the tensors, read strictly: whole-string
 /// numbers in range, history entries of six finite numbers with increasing steps.
 struct SavedProgress {
-  TrainConfig config;
-  std::int64_t steps_done = 0;
-  std::int64_t optimizer_steps = 0;
-  std::string data_rng;
-  std::vector<HistoryPoint> history;
-  double seconds = 0;
+  TrainConfig config;                 ///< the run's configuration, checked
+  std::int64_t steps_done = 0;        ///< training steps done
+  std::int64_t optimizer_steps = 0;   ///< AdamW's step count t
+  std::string data_rng;               ///< the data stream's state (Rng::save_state)
+  std::vector<HistoryPoint> history;  ///< every evaluation so far
+  double seconds = 0;                 ///< training time so far
 };
 
 /// Reads the metadata of a checkpoint written by Trainer::save; `where` names the file in the
@@ -67,8 +73,11 @@ struct SavedProgress {
 SavedProgress read_saved_progress(const std::map<std::string, std::string>& metadata,
                                   const std::string& where);
 
+/// Trains one model on one task: builds both from a TrainConfig, steps, evaluates, saves
+/// and resumes.
 class Trainer {
  public:
+  /// Validates the configuration, then builds the task, the model and the optimiser.
   explicit Trainer(TrainConfig config);
   /// Restores a run saved by save(): the same model, optimiser and data streams, so that
   /// training on gives exactly what the uninterrupted run would have given.
@@ -97,18 +106,20 @@ class Trainer {
   /// to save (run_training's periodic checkpoints).
   std::function<void()> after_step;
 
+  /// Writes model, optimiser state, data stream and history to `checkpoint` (atomically).
   void save(const std::string& checkpoint) const;
   /// Sets the run's total number of steps (at least the steps done). The learning-rate
   /// schedule follows the new total, so only an unchanged total continues exactly.
   void extend_to(std::int64_t total_steps);
 
+  /// The schedule: linear warm-up to lr, then a cosine down to lr / 10 at config.steps.
   double learning_rate(std::int64_t step) const;
-  const TrainConfig& config() const { return config_; }
-  Decoder& model() { return *model_; }
-  const Task& task() const { return *task_; }
-  std::int64_t steps_done() const { return steps_done_; }
-  const std::vector<HistoryPoint>& history() const { return history_; }
-  double seconds() const { return seconds_; }
+  const TrainConfig& config() const { return config_; }    ///< as validated
+  Decoder& model() { return *model_; }                     ///< the model being trained
+  const Task& task() const { return *task_; }              ///< the task it is trained on
+  std::int64_t steps_done() const { return steps_done_; }  ///< steps taken so far
+  const std::vector<HistoryPoint>& history() const { return history_; }  ///< every evaluation
+  double seconds() const { return seconds_; }  ///< time spent in step() so far
 
  private:
   TrainConfig config_;
@@ -126,10 +137,12 @@ class Trainer {
 /// Reading keeps the default of a missing key; an unknown key or a value of the wrong type is
 /// an ag::Error. Reading does not validate: config_from_json does.
 void to_json(nlohmann::json& j, const TrainConfig& config);
+/// Reads what to_json wrote (see above): missing keys keep their defaults.
 void from_json(const nlohmann::json& j, TrainConfig& config);
 
 /// The configuration as JSON text, and back (then validated).
 std::string config_to_json(const TrainConfig& config);
+/// Parses and validates; any mistake is an ag::Error.
 TrainConfig config_from_json(const std::string& text);
 
 /// The mean cross-entropy of logits [B, T, V] against targets [B, T] (kIgnore skipped).

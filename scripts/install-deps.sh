@@ -2,11 +2,14 @@
 # Installs the Debian packages this book needs, and only those that are missing.
 # Usage: scripts/install-deps.sh            (build, tests and benchmarks: the default build
 #                                            makes all three, so OpenBLAS is always in)
-#        scripts/install-deps.sh --docs     (also Doxygen, for the book; Graphviz is always in)
+#        scripts/install-deps.sh --docs     (also what the book needs: Doxygen, Debian's MathJax,
+#                                            and for its browser check python3-selenium, the
+#                                            Chromium driver, and Chromium itself if no
+#                                            chromium is installed yet; Graphviz is always in)
 #        scripts/install-deps.sh --fuzz     (also clang 14 and libFuzzer: the `fuzz` preset)
 #        scripts/install-deps.sh --qemu     (also qemu-user: the kernel tests on a CPU without AVX)
 #        scripts/install-deps.sh --corpus   (also fortunes: the English text of chapter 8)
-#        Options combine; CI uses all of them but --docs.
+#        Options combine; CI uses all of them.
 set -euo pipefail
 
 packages=(cmake g++ make libxtensor-dev libxsimd-dev xtl-dev libgtest-dev googletest
@@ -14,7 +17,9 @@ packages=(cmake g++ make libxtensor-dev libxsimd-dev xtl-dev libgtest-dev google
           libopenblas-dev)
 for arg in "$@"; do
   case "$arg" in
-    --docs) packages+=(doxygen) ;;
+    --docs)
+      packages+=(doxygen libjs-mathjax python3-selenium chromium-driver)
+      command -v chromium >/dev/null || packages+=(chromium) ;;
     --fuzz) packages+=(clang-14 libfuzzer-14-dev libomp-14-dev) ;;
     --qemu) packages+=(qemu-user) ;;
     --corpus) packages+=(fortunes) ;;

@@ -13,6 +13,8 @@ namespace ch00 {
 /// tanh rather than ReLU keeps the function smooth, so gradient checks meet no kinks.
 class MLP : public ag::Module {
  public:
+  /// \param widths the width of every layer, input first (at least two)
+  /// \param rng the initial weights' draws  \param dtype the parameters' element type
   MLP(const std::vector<std::int64_t>& widths, ag::Rng& rng, ag::Dtype dtype = ag::Dtype::f32) {
     ag::check(widths.size() >= 2, "MLP", "needs at least an input and an output width, got ",
               widths.size(), " widths");

@@ -11,6 +11,7 @@
 
 namespace ch00 {
 
+/// Points in the plane with a class each: the two-spirals problem.
 struct Dataset {
   ag::Tensor x;   ///< points [B, 2]
   ag::Indices y;  ///< class of each point [B], 0 or 1

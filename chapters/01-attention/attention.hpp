@@ -10,10 +10,14 @@ namespace pe {
 
 /// Keys and values of one layer for the positions decoded so far: [B, H, T_cached, D].
 struct LayerCache {
-  ag::Tensor keys, values;
+  ag::Tensor keys;    ///< [B, H, T_cached, D], after the rotate hook
+  ag::Tensor values;  ///< [B, H, T_cached, D]
+  /// T_cached, the number of positions held.
   std::int64_t length() const { return keys.defined() ? keys.size(2) : 0; }
 };
 
+/// Multi-head self-attention: softmax(q k^T / sqrt(D) + bias + mask) v, then the output
+/// projection, with the encoding's hooks in between.  x: [B, T, C] -> [B, T, C]
 class SelfAttention : public ag::Module {
  public:
   /// width C = heads H * head width D. With causal = false every query sees every key (used
@@ -28,14 +32,18 @@ class SelfAttention : public ag::Module {
   /// everything cached; offset must then equal the cache's length.
   ag::Tensor forward(const ag::Tensor& x, std::int64_t offset = 0, LayerCache* cache = nullptr);
 
-  ag::Linear query, key, value, output;
-  std::int64_t heads, head_width;
-  bool causal;
+  ag::Linear query;         ///< W_q: [C, C]
+  ag::Linear key;           ///< W_k: [C, C]
+  ag::Linear value;         ///< W_v: [C, C]
+  ag::Linear output;        ///< W_o: [C, C]
+  std::int64_t heads;       ///< H
+  std::int64_t head_width;  ///< D = C / H
+  bool causal;              ///< whether queries are kept from later keys
   /// The encoding's hooks for this layer, registered as the child "positions"; never null.
   const std::shared_ptr<AttentionPositions> positions;
   /// When true, forward keeps a detached copy of its attention weights [B, H, Tq, Tk].
   bool capture_weights = false;
-  ag::Tensor last_weights;
+  ag::Tensor last_weights;  ///< the weights kept by the last forward (when capturing)
 };
 
 /// The causal mask for queries at q_offset .. q_offset+Tq-1 and keys at 0 .. Tk-1:

@@ -10,12 +10,12 @@ namespace pe {
 
 /// The reference experiment's model: 1 layer, 1 head, width 256, feed-forward 1024, ReLU.
 struct DecoderConfig {
-  std::int64_t vocab = 26;
-  std::int64_t width = 256;    // C
-  std::int64_t heads = 1;      // H
-  std::int64_t layers = 1;
-  std::int64_t ffn_width = 1024;
-  bool causal = true;
+  std::int64_t vocab = 26;        ///< V, the number of token ids
+  std::int64_t width = 256;       ///< C, the model width
+  std::int64_t heads = 1;         ///< H, attention heads per layer
+  std::int64_t layers = 1;        ///< L, the number of blocks
+  std::int64_t ffn_width = 1024;  ///< F, the feed-forward width
+  bool causal = true;             ///< the causal mask (false only to show equivariance)
 };
 
 /// x -> x + attention(norm1(x)) -> x + ffn(norm2(x)), with ffn = Linear, ReLU, Linear.
@@ -27,18 +27,22 @@ class DecoderBlock : public ag::Module {
   /// x [B, T, C] at positions offset .. offset+T-1 -> [B, T, C]
   ag::Tensor forward(const ag::Tensor& x, std::int64_t offset, LayerCache* cache);
 
-  ag::LayerNorm norm1;
-  SelfAttention attention;
-  ag::LayerNorm norm2;
-  ag::Linear expand, contract;
+  ag::LayerNorm norm1;      ///< LN_1, before attention
+  SelfAttention attention;  ///< the attention, with this block's part of the encoding
+  ag::LayerNorm norm2;      ///< LN_2, before the feed-forward network
+  ag::Linear expand;        ///< W_1: [C, F]
+  ag::Linear contract;      ///< W_2: [F, C]
 };
 
 /// One cache per layer, for decoding a token at a time.
 struct KVCache {
-  std::vector<LayerCache> layers;
+  std::vector<LayerCache> layers;  ///< one per block, filled by the first forward
+  /// The number of positions cached so far (0 before the first forward).
   std::int64_t length() const { return layers.empty() ? 0 : layers.front().length(); }
 };
 
+/// The whole model: token embedding, the encoding's embed hook, L blocks, a final norm and
+/// the output head.  ids [B, T] -> logits [B, T, V]
 class Decoder : public ag::Module {
  public:
   /// Asks the encoding for one attention part per layer, which block i's attention owns.
@@ -56,12 +60,12 @@ class Decoder : public ag::Module {
   /// Attention weights of the last forward pass, one [B, H, Tq, Tk] per layer.
   std::vector<ag::Tensor> attention_weights() const;
 
-  const DecoderConfig config;
-  std::shared_ptr<PositionalEncoding> encoding;
-  ag::Embedding tokens;
-  std::vector<std::unique_ptr<DecoderBlock>> blocks;
-  ag::LayerNorm final_norm;
-  ag::Linear head;
+  const DecoderConfig config;                         ///< the sizes it was built with
+  std::shared_ptr<PositionalEncoding> encoding;       ///< never null ("none" for no encoding)
+  ag::Embedding tokens;                               ///< E: [V, C]
+  std::vector<std::unique_ptr<DecoderBlock>> blocks;  ///< L blocks
+  ag::LayerNorm final_norm;                           ///< LN_f
+  ag::Linear head;                                    ///< W_head: [C, V]
 
  private:
   Decoder(const DecoderConfig& config, std::shared_ptr<PositionalEncoding> encoding,

@@ -13,19 +13,23 @@ namespace pe {
 
 /// What a factory may need to build an encoding for a model.
 struct EncodingSpec {
-  DecoderConfig model;
+  DecoderConfig model;           ///< the model the encoding is for (width, heads, layers)
   std::int64_t max_length = 32;  ///< the longest sequence the encoding must handle
   std::map<std::string, std::string> options;  ///< encoding-specific ("base", "buckets", ...)
-  ag::Dtype dtype = ag::Dtype::f32;
+  ag::Dtype dtype = ag::Dtype::f32;            ///< the element type of any table it makes
 };
 
+/// Builds an encoding from a spec, drawing any initial values from the generator.
 using EncodingFactory =
     std::function<std::shared_ptr<PositionalEncoding>(const EncodingSpec&, ag::Rng&)>;
 
+/// One registered encoding: its name in `pe` and its factory.
 struct EncodingEntry {
-  std::string name, chapter, description;
+  std::string name;                       ///< as `pe train --encoding` takes it ("rope")
+  std::string chapter;                    ///< the chapter that adds it ("05")
+  std::string description;                ///< one line for `pe list`
   std::vector<std::string> option_names;  ///< the options the factory understands
-  EncodingFactory make;
+  EncodingFactory make;                   ///< builds it
 };
 
 /// Adds an encoding. Registering the same entry again (same name, chapter, description,

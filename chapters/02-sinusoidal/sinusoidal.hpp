@@ -18,6 +18,7 @@ enum class SinusoidalLayout {
 
 /// "interleaved" or "concatenated"; anything else is an ag::Error.
 SinusoidalLayout sinusoidal_layout_from(const std::string& name);
+/// The name sinusoidal_layout_from accepts for `layout`.
 std::string sinusoidal_layout_name(SinusoidalLayout layout);
 
 /// PE [length, width] in `dtype`: PE(pos, 2i) = sin(pos / base^(2i/width)),
@@ -26,8 +27,10 @@ std::string sinusoidal_layout_name(SinusoidalLayout layout);
 ag::Tensor sinusoidal_table(std::int64_t length, std::int64_t width, double base,
                             SinusoidalLayout layout, ag::Dtype dtype);
 
+/// The options of `pe train --encoding sinusoidal`.
 struct SinusoidalOptions {
-  double base = 10000;
+  double base = 10000;  ///< the wavelengths run from 2 pi to base * 2 pi
+  /// sin and cos interleaved, or in two halves
   SinusoidalLayout layout = SinusoidalLayout::interleaved;
 };
 
@@ -42,8 +45,8 @@ class SinusoidalEncoding : public PositionalEncoding {
   /// "pe" [length, C] in float64.
   std::vector<std::pair<std::string, ag::Tensor>> inspect(std::int64_t length) const override;
 
-  std::int64_t width() const { return width_; }
-  const SinusoidalOptions& options() const { return options_; }
+  std::int64_t width() const { return width_; }                  ///< C
+  const SinusoidalOptions& options() const { return options_; }  ///< as constructed
 
  private:
   std::int64_t width_;

@@ -14,6 +14,9 @@ namespace pe {
 /// embed hook. Positions at or past max_len are an ag::Error naming both numbers.
 class LearnedEncoding : public PositionalEncoding {
  public:
+  /// \param max_len the table's rows: the longest sequence it can encode  \param width C
+  /// \param rng the initial values' draws  \param stddev of the initial values
+  /// \param dtype the table's element type
   LearnedEncoding(std::int64_t max_len, std::int64_t width, ag::Rng& rng, double stddev = 0.02,
                   ag::Dtype dtype = ag::Dtype::f32);
   std::string name() const override { return "learned"; }
@@ -22,7 +25,7 @@ class LearnedEncoding : public PositionalEncoding {
   /// "table": rows 0 .. length-1 (length <= max_len).
   std::vector<std::pair<std::string, ag::Tensor>> inspect(std::int64_t length) const override;
 
-  std::int64_t max_len() const { return max_len_; }
+  std::int64_t max_len() const { return max_len_; }  ///< the table's rows
   ag::Tensor table;  ///< [max_len, C]
 
  private:

@@ -41,8 +41,9 @@ class ShawPositions : public AttentionPositions {
   ag::Tensor values(const ag::Tensor& out, const ag::Tensor& weights,
                     std::int64_t q_offset) const override;
 
-  std::int64_t max_distance() const { return max_distance_; }
-  ag::Tensor key_table, value_table;  ///< a^K and a^V, [2k+1, D]
+  std::int64_t max_distance() const { return max_distance_; }  ///< the clip distance k
+  ag::Tensor key_table;                                        ///< a^K: [2k+1, D]
+  ag::Tensor value_table;                                      ///< a^V: [2k+1, D]
 
  private:
   std::int64_t max_distance_, head_width_;
@@ -61,8 +62,8 @@ class ShawEncoding : public PositionalEncoding {
   /// "index" [length, length] (as numbers).
   std::vector<std::pair<std::string, ag::Tensor>> inspect(std::int64_t length) const override;
 
-  std::int64_t max_distance() const { return max_distance_; }
-  std::int64_t head_width() const { return head_width_; }
+  std::int64_t max_distance() const { return max_distance_; }  ///< the clip distance k
+  std::int64_t head_width() const { return head_width_; }      ///< D
 
  private:
   std::int64_t max_distance_, head_width_;

@@ -12,9 +12,10 @@
 
 namespace pe {
 
+/// How T5 maps a distance to a bucket.
 struct T5BucketOptions {
-  std::int64_t buckets = 32;
-  std::int64_t max_distance = 128;
+  std::int64_t buckets = 32;        ///< the number of buckets
+  std::int64_t max_distance = 128;  ///< distances from here on share the last bucket
   bool bidirectional = false;  ///< our decoder is causal: only keys behind the query matter
 };
 
@@ -58,6 +59,8 @@ class T5Positions : public AttentionPositions {
 /// T5's bias: one table [buckets, H], shared by every layer, whose T5Positions use it.
 class T5Encoding : public PositionalEncoding {
  public:
+  /// \param heads H  \param options the buckets  \param rng the table's initial draws
+  /// \param stddev of the initial values  \param dtype the table's element type
   T5Encoding(std::int64_t heads, T5BucketOptions options, ag::Rng& rng, double stddev = 0.02,
              ag::Dtype dtype = ag::Dtype::f32);
   std::string name() const override { return "t5"; }
@@ -66,7 +69,7 @@ class T5Encoding : public PositionalEncoding {
   /// "buckets" [length, length] (as numbers) and "bias" [H, length, length].
   std::vector<std::pair<std::string, ag::Tensor>> inspect(std::int64_t length) const override;
 
-  const T5BucketOptions& options() const { return options_; }
+  const T5BucketOptions& options() const { return options_; }  ///< as constructed
   ag::Tensor table;  ///< [buckets, H]: one learned scalar per bucket and head
 
  private:

@@ -39,7 +39,8 @@ class TransformerXLPositions : public AttentionPositions {
                   std::int64_t q_offset) const override;
 
   ag::Tensor projection;  ///< W_R [C, C]
-  ag::Tensor u, v;        ///< [H, 1, D], shared with the encoding and every other layer
+  ag::Tensor u;  ///< content bias [H, 1, D], shared with the encoding and every other layer
+  ag::Tensor v;  ///< position bias [H, 1, D], shared likewise
 
  private:
   std::int64_t width_, heads_ = 0, head_width_ = 0;
@@ -49,6 +50,8 @@ class TransformerXLPositions : public AttentionPositions {
 /// TransformerXLPositions with a W_R of its own.
 class TransformerXLEncoding : public PositionalEncoding {
  public:
+  /// \param width C  \param heads H  \param rng the initial draws of u, v and each W_R
+  /// \param dtype the parameters' element type
   TransformerXLEncoding(std::int64_t width, std::int64_t heads, ag::Rng& rng,
                         ag::Dtype dtype = ag::Dtype::f32);
   std::string name() const override { return "xl"; }
@@ -57,7 +60,8 @@ class TransformerXLEncoding : public PositionalEncoding {
   /// "sinusoid" [length, C] (distances 0 .. length-1), "u" and "v" [H, D].
   std::vector<std::pair<std::string, ag::Tensor>> inspect(std::int64_t length) const override;
 
-  ag::Tensor u, v;  ///< [H, 1, D]
+  ag::Tensor u;  ///< the global content bias: [H, 1, D]
+  ag::Tensor v;  ///< the global position bias: [H, 1, D]
 
  private:
   std::int64_t width_, heads_, head_width_;

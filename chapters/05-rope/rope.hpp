@@ -23,6 +23,7 @@ enum class RotaryLayout {
 
 /// "adjacent" or "half"; anything else is an ag::Error.
 RotaryLayout rotary_layout_from(const std::string& name);
+/// The name rotary_layout_from accepts for `layout`.
 std::string rotary_layout_name(RotaryLayout layout);
 
 /// The frequencies theta_i = base^(-2i/d), i = 0 .. d/2-1, for a rotated width d (even).
@@ -49,9 +50,10 @@ ag::Tensor apply_rotary(const ag::Tensor& x, std::int64_t offset, const ag::Tens
 /// permuting and then rotating in the other layout.
 std::vector<std::int64_t> adjacent_to_half_permutation(std::int64_t head_width, std::int64_t dim);
 
+/// The options of `pe train --encoding rope`.
 struct RotaryOptions {
-  double base = 10000;
-  RotaryLayout layout = RotaryLayout::adjacent;
+  double base = 10000;                           ///< theta_i = base^(-2i/d)
+  RotaryLayout layout = RotaryLayout::adjacent;  ///< which coordinates pair up
   double fraction = 1.0;  ///< rotate the first fraction * D coordinates (GPT-NeoX's rotary_pct)
   RopeScalingOptions scaling = {};  ///< a rule to reach past the training length (chapter 8)
 };
@@ -90,9 +92,9 @@ class RotaryEncoding : public PositionalEncoding {
   /// [1]: its s, "attention_factor" [1]: what q and k are multiplied by (YaRN).
   std::vector<std::pair<std::string, ag::Tensor>> inspect(std::int64_t length) const override;
 
-  std::int64_t head_width() const { return head_width_; }
-  std::int64_t rotated_width() const { return rotated_width_; }
-  const RotaryOptions& options() const { return options_; }
+  std::int64_t head_width() const { return head_width_; }        ///< D
+  std::int64_t rotated_width() const { return rotated_width_; }  ///< d, the rotated part of D
+  const RotaryOptions& options() const { return options_; }      ///< as constructed
 
  private:
   std::int64_t head_width_, rotated_width_;

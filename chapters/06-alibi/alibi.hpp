@@ -27,6 +27,7 @@ ag::Tensor alibi_bias(std::int64_t heads, std::int64_t queries, std::int64_t key
 /// adds the same bias.
 class AlibiPositions : public AttentionPositions {
  public:
+  /// \param heads H, which fixes the slopes
   explicit AlibiPositions(std::int64_t heads);
   /// scores [B, H, Tq, Tk] -> scores + alibi_bias(H, Tq, Tk, q_offset); q and k are not used.
   ag::Tensor bias(const ag::Tensor& scores, const ag::Tensor& q, const ag::Tensor& k,
@@ -40,6 +41,7 @@ class AlibiPositions : public AttentionPositions {
 /// parameters, no options.
 class AlibiEncoding : public PositionalEncoding {
  public:
+  /// \param heads H, which fixes the slopes
   explicit AlibiEncoding(std::int64_t heads);
   std::string name() const override { return "alibi"; }
   /// An AlibiPositions for this encoding's heads.
@@ -47,8 +49,8 @@ class AlibiEncoding : public PositionalEncoding {
   /// "slopes" [H] and "bias" [H, length, length] (queries and keys at 0 .. length-1).
   std::vector<std::pair<std::string, ag::Tensor>> inspect(std::int64_t length) const override;
 
-  std::int64_t heads() const { return heads_; }
-  const std::vector<double>& slopes() const { return slopes_; }
+  std::int64_t heads() const { return heads_; }                  ///< H
+  const std::vector<double>& slopes() const { return slopes_; }  ///< alibi_slopes(H)
 
  private:
   std::int64_t heads_;

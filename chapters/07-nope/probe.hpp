@@ -9,10 +9,10 @@ namespace pe {
 
 /// N samples of C features each (row-major [N, C]) and one target per sample ([N]).
 struct ProbeData {
-  std::vector<double> features;
-  std::vector<double> targets;
-  std::int64_t rows = 0;  // N
-  std::int64_t cols = 0;  // C
+  std::vector<double> features;  ///< [N, C], row-major
+  std::vector<double> targets;   ///< [N]
+  std::int64_t rows = 0;         ///< N
+  std::int64_t cols = 0;         ///< C
 
   /// Throws ag::Error naming the sizes unless features has rows * cols entries, targets has
   /// rows, and rows, cols >= 1.
@@ -21,8 +21,8 @@ struct ProbeData {
 
 /// y_hat = x . weights + intercept.
 struct LinearProbe {
-  std::vector<double> weights;  // [C]
-  double intercept = 0;
+  std::vector<double> weights;  ///< [C]
+  double intercept = 0;         ///< the constant term
 };
 
 /// How well a probe predicts held-out targets.

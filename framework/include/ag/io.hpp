@@ -15,17 +15,21 @@
 
 namespace ag {
 
+/// Tensors with their names, in file order.
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+/// Text key-value pairs stored beside the tensors.
 using Metadata = std::map<std::string, std::string>;
 
 /// Tensors plus text metadata (a training run keeps its configuration there).
 struct TensorFile {
-  Metadata metadata;
-  NamedTensors tensors;
+  Metadata metadata;     ///< the text pairs
+  NamedTensors tensors;  ///< the tensors, in file order
 };
 
+/// Writes tensors and metadata to `path` (through a temporary name, renamed when complete).
 void save_tensors(const std::string& path, const NamedTensors& tensors,
                   const Metadata& metadata = {});
+/// Reads a file that save_tensors wrote; every defect is an ag::Error naming the file.
 TensorFile load_tensor_file(const std::string& path);
 /// The same from the bytes of a file already read; `path` names it in error messages.
 TensorFile parse_tensor_file(const std::string& bytes, const std::string& path);

@@ -10,43 +10,57 @@
 namespace ag {
 
 // --- elementwise, broadcasting ------------------------------------------------------------
+/// a + b, broadcasting.  a: [...a], b: [...b] -> the broadcast shape
 Tensor add(const Tensor& a, const Tensor& b);
+/// a - b, broadcasting.  a: [...a], b: [...b] -> the broadcast shape
 Tensor sub(const Tensor& a, const Tensor& b);
+/// a * b elementwise, broadcasting.  a: [...a], b: [...b] -> the broadcast shape
 Tensor mul(const Tensor& a, const Tensor& b);
+/// a / b elementwise, broadcasting.  a: [...a], b: [...b] -> the broadcast shape
 Tensor div(const Tensor& a, const Tensor& b);
+/// a + b for a constant b.  a: [...] -> [...]
 Tensor add(const Tensor& a, double b);
+/// a * b for a constant b.  a: [...] -> [...]
 Tensor mul(const Tensor& a, double b);
-Tensor operator+(const Tensor& a, const Tensor& b);
-Tensor operator-(const Tensor& a, const Tensor& b);
-Tensor operator*(const Tensor& a, const Tensor& b);
-Tensor operator/(const Tensor& a, const Tensor& b);
-Tensor operator+(const Tensor& a, double b);
-Tensor operator-(const Tensor& a, double b);
-Tensor operator*(const Tensor& a, double b);
-Tensor operator*(double a, const Tensor& b);
-Tensor operator/(const Tensor& a, double b);
-Tensor operator-(const Tensor& a);
+Tensor operator+(const Tensor& a, const Tensor& b);  ///< add(a, b)
+Tensor operator-(const Tensor& a, const Tensor& b);  ///< sub(a, b)
+Tensor operator*(const Tensor& a, const Tensor& b);  ///< mul(a, b)
+Tensor operator/(const Tensor& a, const Tensor& b);  ///< div(a, b)
+Tensor operator+(const Tensor& a, double b);         ///< add(a, b)
+Tensor operator-(const Tensor& a, double b);         ///< add(a, -b)
+Tensor operator*(const Tensor& a, double b);         ///< mul(a, b)
+Tensor operator*(double a, const Tensor& b);         ///< mul(b, a)
+Tensor operator/(const Tensor& a, double b);         ///< mul(a, 1 / b)
+Tensor operator-(const Tensor& a);                   ///< neg(a)
 
 // --- elementwise, unary --------------------------------------------------------------------
-Tensor neg(const Tensor& x);
-Tensor exp(const Tensor& x);
-Tensor log(const Tensor& x);  ///< x > 0
-Tensor sqrt(const Tensor& x);
-Tensor tanh(const Tensor& x);
-Tensor sin(const Tensor& x);
-Tensor cos(const Tensor& x);
+Tensor neg(const Tensor& x);   ///< -x.  [...] -> [...]
+Tensor exp(const Tensor& x);   ///< e^x.  [...] -> [...]
+Tensor log(const Tensor& x);   ///< natural log, for x > 0.  [...] -> [...]
+Tensor sqrt(const Tensor& x);  ///< square root, for x >= 0.  [...] -> [...]
+Tensor tanh(const Tensor& x);  ///< hyperbolic tangent.  [...] -> [...]
+Tensor sin(const Tensor& x);   ///< sine (radians).  [...] -> [...]
+Tensor cos(const Tensor& x);   ///< cosine (radians).  [...] -> [...]
+/// x to a constant power.  [...] -> [...]
 Tensor pow(const Tensor& x, double exponent);
+/// max(x, 0); the gradient at 0 is 0.  [...] -> [...]
 Tensor relu(const Tensor& x);
 /// x where mask == 0, `value` where mask != 0. mask is a constant broadcastable to x
 /// (the causal mask); no gradient flows to masked entries.
+/// x [B, H, T, T], mask [T, T] -> [B, H, T, T]
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
 
 // --- reductions ----------------------------------------------------------------------------
 Tensor sum(const Tensor& x);  ///< all elements -> []
+/// The sum over the given axes (negative ones count from the end); keepdim keeps them
+/// with extent 1.  [B, T, C], axes {2} -> [B, T] (or [B, T, 1])
 Tensor sum(const Tensor& x, std::vector<std::int64_t> axes, bool keepdim = false);
-Tensor mean(const Tensor& x);
+Tensor mean(const Tensor& x);  ///< the mean of all elements -> []
+/// The mean over the given axes, as sum() with the same axes divided by their count.
+/// [B, T, C], axes {2} -> [B, T] (or [B, T, 1])
 Tensor mean(const Tensor& x, std::vector<std::int64_t> axes, bool keepdim = false);
 /// Maximum along one axis. The gradient goes to the first maximal element.
+/// [B, T, C], axis 2 -> [B, T] (or [B, T, 1])
 Tensor max(const Tensor& x, std::int64_t axis, bool keepdim = false);
 
 // --- products ------------------------------------------------------------------------------
@@ -62,19 +76,23 @@ Tensor transpose_matmul(const Tensor& a, const Tensor& b);
 
 // --- shapes (results are contiguous copies unless said otherwise) ---------------------------
 /// Same values, new shape with the same element count; one entry may be -1. Shares storage.
+/// [B, T, C], {B, T, H, D} -> [B, T, H, D]
 Tensor reshape(const Tensor& x, Shape shape);
 /// Reorders axes: result axis i is input axis axes[i].
 Tensor permute(const Tensor& x, std::vector<std::int64_t> axes);
+/// Swaps two axes (a permute).  [B, T, C], 1, 2 -> [B, C, T]
 Tensor transpose(const Tensor& x, std::int64_t axis0, std::int64_t axis1);
 /// Elements start..end-1 along `axis` (end exclusive; negative values count from the end).
+/// [B, T, C], axis 1 -> [B, end - start, C]
 Tensor slice(const Tensor& x, std::int64_t axis, std::int64_t start, std::int64_t end);
 /// Joins tensors whose shapes agree except along `axis`.
+/// [B, T, C1], [B, T, C2], axis 2 -> [B, T, C1 + C2]
 Tensor concat(const std::vector<Tensor>& parts, std::int64_t axis);
 
 /// Integer indices with a shape, e.g. token ids [B, T].
 struct Indices {
-  std::vector<std::int64_t> values;
-  Shape shape;
+  std::vector<std::int64_t> values;  ///< row-major, numel(shape) of them
+  Shape shape;                       ///< e.g. [B, T]
 };
 /// Rows of table: table [V, C], ids [...] -> [..., C]. The gradient is scattered back into
 /// the rows that were used. Every id must lie in [0, V).

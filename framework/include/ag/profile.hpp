@@ -10,16 +10,23 @@
 
 namespace ag::profile {
 
-enum class Phase { forward, backward, optimizer, other };
+/// Which part of a training step a timed region belongs to.
+enum class Phase {
+  forward,    ///< an op computing its output
+  backward,   ///< a backward rule
+  optimizer,  ///< the optimiser's update
+  other       ///< anything else timed (data, evaluation)
+};
 
 /// One row: an op (or region) in one phase, over every call since start().
 struct OpTime {
-  std::string op;
-  Phase phase;
-  std::int64_t calls = 0;
-  double ms = 0;
+  std::string op;          ///< the op's name, e.g. "matmul"
+  Phase phase;             ///< forward, backward, ...
+  std::int64_t calls = 0;  ///< how often it ran
+  double ms = 0;           ///< total milliseconds, outermost regions only
 };
 
+/// The counts of one start() .. stop() interval.
 struct Report {
   std::vector<OpTime> rows;  ///< by time, longest first
   double wall_ms = 0;        ///< from start() to stop()
@@ -46,6 +53,7 @@ void end(const char* op, Phase phase, std::int64_t start_ns);
 /// scope.
 class Scope {
  public:
+  /// Starts timing `op` in `phase` (only while profiling is on); the destructor stops it.
   explicit Scope(const char* op, Phase phase = Phase::forward) : op_(op), phase_(phase) {
     if (detail::g_on.load(std::memory_order_relaxed)) {
       active_ = true;
