@@ -27,7 +27,8 @@ struct ChapterOptions {
   /// (load_finished_run) instead of training it again; --retrain sets true.
   bool retrain = false;
   /// Where the summary of the numbers the chapter quotes goes (summary.hpp); empty:
-  /// <out>/summary.json. The book's copy is chapters/NN-name/results/summary.json.
+  /// `OUT/summary.json`, OUT being the output folder. The book's copy is
+  /// chapters/NN-name/results/summary.json.
   std::string summary = "";
 };
 

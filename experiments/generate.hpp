@@ -11,6 +11,7 @@
 
 namespace pe {
 
+/// What `pe generate` writes after its prompt, and how it picks each token.
 struct GenerateOptions {
   std::int64_t tokens = 0;  ///< new tokens to write after the prompt
   double temperature = 0;   ///< 0: greedy (the most likely token); > 0: sample softmax(logits / T)

@@ -9,6 +9,7 @@
 
 namespace pe {
 
+/// How RoPE's frequencies are changed to reach past the training length (chapter 8).
 enum class RopeScaling {
   none,     ///< theta'_i = theta_i: RoPE as trained
   linear,   ///< position interpolation (Chen et al. 2023): positions m / s, so theta_i / s
@@ -19,13 +20,16 @@ enum class RopeScaling {
 
 /// "none", "linear", "ntk", "dynamic" or "yarn"; anything else is an ag::Error that lists them.
 RopeScaling rope_scaling_from(const std::string& name);
+/// The option value that names `scaling`: the inverse of rope_scaling_from.
 std::string rope_scaling_name(RopeScaling scaling);
 
+/// The encoding options of a scaling rule (`-o scaling=yarn -o scale=4 -o train_length=32`).
 struct RopeScalingOptions {
-  RopeScaling method = RopeScaling::none;
+  RopeScaling method = RopeScaling::none;  ///< which rule
   double scale = 1;               ///< s >= 1 (linear, ntk, yarn): how many times L_train to reach
   std::int64_t train_length = 0;  ///< L_train (dynamic, yarn)
-  double alpha = 1, beta = 32;    ///< YaRN's ramp: r_i < alpha interpolates, r_i > beta keeps
+  double alpha = 1;  ///< YaRN's ramp: r_i < alpha interpolates fully
+  double beta = 32;  ///< YaRN's ramp: r_i > beta keeps the trained frequency
 };
 
 /// An ag::Error unless the options make sense for their method: s finite and >= 1,

@@ -13,12 +13,12 @@ namespace pe {
 
 /// One model at one evaluation length.
 struct LengthResult {
-  std::int64_t length = 0;
+  std::int64_t length = 0;  ///< the evaluation length (tokens per sequence)
   bool ran = false;     ///< false: the model refused the length, `error` says why
   double accuracy = 0;  ///< fraction of scored tokens predicted right (argmax)
   double loss = 0;      ///< mean cross-entropy over the scored tokens, in nats
   double bits = 0;      ///< the same in bits (loss / ln 2): bits per character for text
-  std::int64_t scored = 0;
+  std::int64_t scored = 0;  ///< how many tokens were scored at this length
   std::string error;  ///< the model's own one-line error when ran is false
 };
 
@@ -35,8 +35,11 @@ std::vector<LengthResult> evaluate_past_training(Trainer& trainer,
 /// the training text lacks (the model has no token for it).
 class CharVocabulary {
  public:
+  /// Numbers the distinct bytes of `training_text` in increasing order.
   explicit CharVocabulary(const std::string& training_text);
+  /// The tokens of `text`; an ag::Error names the first byte the vocabulary lacks.
   std::vector<std::int64_t> encode(const std::string& text) const;
+  /// How many distinct bytes (tokens) the training text has.
   std::int64_t size() const { return size_; }
 
  private:

@@ -14,16 +14,16 @@ namespace appendix_a {
 /// How long to measure: each repetition runs a kernel for at least `min_seconds` of CPU time,
 /// and the best of `repetitions` is kept.
 struct Effort {
-  int repetitions = 10;
-  double min_seconds = 0.05;
+  int repetitions = 10;       ///< measurements, of which the best is kept
+  double min_seconds = 0.05;  ///< CPU seconds a measurement lasts at least
 };
 
 /// One memory level's bandwidth, measured with the framework's axpy kernel (y += a x) on two
 /// arrays that together take `working_set_bytes`: 12 bytes per element (read x and y, write y).
 struct Bandwidth {
   std::string level;  ///< "L2", "L3", "memory"
-  std::size_t working_set_bytes = 0;
-  double gbytes_per_second = 0;
+  std::size_t working_set_bytes = 0;  ///< bytes of x and y together
+  double gbytes_per_second = 0;       ///< best measured bandwidth
 };
 
 /// L2-, L3- and memory-sized working sets (512 KiB, 8 MiB, `memory_bytes`).
@@ -38,8 +38,8 @@ struct KernelPoint {
   double bytes = 0;    ///< per call, compulsory traffic
   double seconds = 0;  ///< per call, best repetition
   double intensity() const { return flops / bytes; }  ///< flop per byte
-  double gflops() const { return flops / seconds * 1e-9; }
-  double gbytes_per_second() const { return bytes / seconds * 1e-9; }
+  double gflops() const { return flops / seconds * 1e-9; }  ///< measured speed
+  double gbytes_per_second() const { return bytes / seconds * 1e-9; }  ///< measured traffic
 };
 
 /// The kernels of one training step of the reference model (batch 64, length 32, width 256,
@@ -51,7 +51,8 @@ std::vector<KernelPoint> measure_kernel_points(const Effort& effort);
 struct FusedVsComposite {
   std::string op;     ///< "softmax" or "layer_norm"
   std::string shape;  ///< the input's shape
-  double fused_ms = 0, composite_ms = 0;
+  double fused_ms = 0;      ///< ms per forward and backward call of the fused op
+  double composite_ms = 0;  ///< the same for the composite of primitive ops
 };
 
 /// softmax on the attention weights [64, 1, 32, 32] and layer_norm on the activations
