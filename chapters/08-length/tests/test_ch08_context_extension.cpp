@@ -8,27 +8,13 @@
 #include "ag/error.hpp"
 #include "chapter_registry.hpp"
 #include "context_extension.hpp"
+#include "tiny_length_config.hpp"
 
 using namespace pe;
 
 namespace {
 
-TrainConfig tiny_rope() {
-  TrainConfig c;
-  c.task = "shiftk";
-  c.encoding = "rope";
-  c.model.width = 16;
-  c.model.heads = 2;
-  c.model.layers = 2;
-  c.model.ffn_width = 32;
-  c.length = 8;
-  c.batch = 4;
-  c.steps = 3;
-  c.warmup = 1;
-  c.eval_every = 3;
-  c.eval_sequences = 4;
-  return c;
-}
+TrainConfig tiny_rope() { return tiny_length_config("rope"); }
 
 std::vector<double> logits_at(Trainer& trainer, std::int64_t length) {
   ag::NoGradGuard no_grad;

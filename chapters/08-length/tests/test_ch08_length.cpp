@@ -12,28 +12,15 @@
 #include "encoding_registry.hpp"
 #include "extrapolation.hpp"
 #include "length_probe.hpp"
+#include "tiny_length_config.hpp"
 #include "trainer.hpp"
 
 using namespace pe;
 
 namespace {
 
-// A tiny model trained a few steps at length 8: enough to have weights, not to be good.
 TrainConfig tiny_config(const std::string& encoding, const std::string& task = "shiftk") {
-  TrainConfig c;
-  c.task = task;
-  c.encoding = encoding;
-  c.model.width = 16;
-  c.model.heads = 2;
-  c.model.layers = 2;
-  c.model.ffn_width = 32;
-  c.length = 8;
-  c.batch = 4;
-  c.steps = 3;
-  c.warmup = 1;
-  c.eval_every = 3;
-  c.eval_sequences = 4;
-  return c;
+  return tiny_length_config(encoding, task);
 }
 
 class Length : public ::testing::Test {
