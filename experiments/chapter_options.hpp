@@ -1,6 +1,6 @@
 // The options every encoding chapter's experiment takes: --steps N, --seed S, --out DIR,
-// --retrain (and --help), read with the book's one command-line helper (tools/cli), and the
-// frame around every such experiment.
+// --retrain (and --help), and --fast where the chapter offers a quick subset, read with the
+// book's one command-line helper (tools/cli), and the frame around every such experiment.
 #pragma once
 #include <cstdint>
 #include <exception>
@@ -30,6 +30,11 @@ struct ChapterOptions {
   /// `OUT/summary.json`, OUT being the output folder. The book's copy is
   /// chapters/NN-name/results/summary.json.
   std::string summary = "";
+  /// Non-empty: the experiment offers `--fast`, a quick subset that this text describes in
+  /// --help. The subset must not touch the runs the chapter quotes (its own --out default).
+  std::string fast_help = "";
+  bool fast = false;  ///< --fast was given
+  std::string fast_out = "";  ///< the output folder under --fast when --out is not given
 };
 
 /// Reads the experiment's command line: the four options, with the values in `options` as
@@ -39,20 +44,25 @@ inline std::optional<int> parse_chapter_options(int argc, char** argv, const std
                                                 const std::string& description,
                                                 ChapterOptions& options) {
   CLI::App app{description, program};
-  app.add_option("--steps", options.steps, "training steps of each run")
-      ->capture_default_str()
-      ->check(integer_at_least(1));
+  auto* steps = app.add_option("--steps", options.steps, "training steps of each run")
+                    ->capture_default_str()
+                    ->check(integer_at_least(1));
   app.add_option("--seed", options.seed, "random seed of each run (weights and data)")
       ->capture_default_str()
       ->check(integer_at_least(1));
-  app.add_option("--out", options.out, "folder for the runs and figures")->capture_default_str();
+  auto* out =
+      app.add_option("--out", options.out, "folder for the runs and figures")->capture_default_str();
+  if (!options.fast_help.empty()) app.add_flag("--fast", options.fast, options.fast_help)->excludes(steps);
   app.add_flag("--retrain", options.retrain,
                "train every run again, even one that finished in its folder with the same "
                "configuration");
   app.add_option("--summary", options.summary,
                  "file for the summary of the results the chapter quotes (default: "
                  "<out>/summary.json)");
-  return parse_command_line(app, argc, argv);
+  const auto status = parse_command_line(app, argc, argv);
+  if (!status && options.fast && out->count() == 0 && !options.fast_out.empty())
+    options.out = options.fast_out;
+  return status;
 }
 
 /// The frame of an encoding chapter's experiment: reads its options (defaults from

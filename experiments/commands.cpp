@@ -324,6 +324,10 @@ void add_table_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--reuse", flags->reuse,
                 "take runs already finished in the output folder with the same configuration");
+  cmd->add_option("--lengths", flags->lengths,
+                  "also evaluate every row's model at these lengths, e.g. 32,64,128,256,512 "
+                  "(writes lengths.md and lengths.json)")
+      ->delimiter(',');
   cmd->callback([flags] { run_table(*flags); });
 }
 

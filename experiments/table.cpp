@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "ag/files.hpp"
+#include "lengths.hpp"
 #include "run.hpp"
 
 namespace pe {
@@ -63,6 +65,8 @@ void run_table(const TableOptions& options) {
         planned.push_back({table_config(options, encoding, task, layers),
                            out_dir + "/" + encoding + "-" + task + "-l" + std::to_string(layers)});
 
+  for (const std::int64_t length : options.lengths)
+    ag::check(length >= 1, "table", "--lengths must be positive, got ", length);
   ag::check(options.jobs >= 0, "table", "--jobs must be 0 (one per core) or more, got ",
             options.jobs);
   const int jobs = options.jobs > 0 ? options.jobs
@@ -72,7 +76,8 @@ void run_table(const TableOptions& options) {
   nlohmann::json rows = nlohmann::json::array();
   std::string markdown = "| encoding | task | layers | steps | accuracy | train time (s) |\n"
                          "|---|---|---|---|---|---|\n";
-  for (const FinishedRun& run : run_or_reuse(planned, options.reuse, jobs)) {
+  const std::vector<FinishedRun> finished = run_or_reuse(planned, options.reuse, jobs);
+  for (const FinishedRun& run : finished) {
     const TrainConfig& c = run.config;
     const Evaluation& e = run.summary.final.at(c.length);
     char line[256];
@@ -97,6 +102,59 @@ void run_table(const TableOptions& options) {
   if (options.fast) table["fast"] = fast_table_note();
   ag::write_file_atomically(out_dir + "/table.json", table.dump(2) + "\n");
   std::printf("\n%s\nwritten to %s/table.md and table.json\n", markdown.c_str(), out_dir.c_str());
+  if (!options.lengths.empty()) {
+    const std::string lengths = write_length_table(finished, options.lengths, out_dir);
+    std::printf("\n%s\nwritten to %s/lengths.md and lengths.json\n", lengths.c_str(),
+                out_dir.c_str());
+  }
+}
+
+std::string write_length_table(const std::vector<FinishedRun>& runs,
+                               const std::vector<std::int64_t>& lengths,
+                               const std::string& out_dir) {
+  std::string head = "| encoding | task | layers |", rule = "|---|---|---|";
+  for (const std::int64_t L : lengths) {
+    head.append(" ").append(std::to_string(L)).append(" |");
+    rule += "---|";
+  }
+  std::string markdown = head + "\n" + rule + "\n";
+  nlohmann::json rows = nlohmann::json::array();
+  for (const FinishedRun& run : runs) {
+    const TrainConfig& c = run.config;
+    auto trainer = Trainer::resume(run.summary.out_dir + "/checkpoint.agt");
+    const auto results =
+        evaluate_past_training(*trainer, lengths, c.eval_sequences * c.length);
+    markdown += "| " + c.encoding + " | " + c.task + " | " + std::to_string(c.model.layers) + " |";
+    nlohmann::json cells = nlohmann::json::array();
+    for (const LengthResult& r : results) {
+      char cell[32];
+      std::snprintf(cell, sizeof cell, "%.1f%%", 100.0 * r.accuracy);
+      markdown.append(" ").append(r.ran ? std::string(cell) : cannot_run_cell(r.error)).append(" |");
+      if (r.ran)
+        cells.push_back({{"length", r.length}, {"accuracy", r.accuracy}, {"loss", r.loss},
+                         {"scored", r.scored}});
+      else
+        cells.push_back({{"length", r.length}, {"error", r.error}});
+    }
+    markdown += "\n";
+    rows.push_back({{"encoding", c.encoding},
+                    {"task", c.task},
+                    {"layers", c.model.layers},
+                    {"train_length", c.length},
+                    {"run", run.summary.out_dir},
+                    {"results", cells}});
+  }
+  nlohmann::json lines = nlohmann::json::array();
+  std::istringstream text(markdown);
+  for (std::string line; std::getline(text, line);) lines.push_back(line);
+  const nlohmann::json table{{"experiment", "pe table --lengths"},
+                             {"versions", build_versions()},
+                             {"lengths", lengths},
+                             {"rows", rows},
+                             {"table", lines}};
+  ag::write_file_atomically(out_dir + "/lengths.md", markdown);
+  ag::write_file_atomically(out_dir + "/lengths.json", table.dump(2) + "\n");
+  return markdown;
 }
 
 }  // namespace pe

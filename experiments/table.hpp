@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "run.hpp"
 #include "trainer.hpp"
 
 namespace pe {
@@ -21,6 +22,9 @@ struct TableOptions {
   /// Take the results of a run already finished in its folder with the same configuration
   /// instead of training it again (the table marks such rows).
   bool reuse = false;
+  /// Evaluation lengths: with any, every row's model is also evaluated, without retraining,
+  /// at each of them (evaluate_past_training), into out_dir/lengths.md and lengths.json.
+  std::vector<std::int64_t> lengths;
   /// Runs trained at once, each with one OpenMP thread (0: one per core; 1: one after the
   /// other, each with every core).
   int jobs = 0;
@@ -44,7 +48,17 @@ TrainConfig fast_table_config(TrainConfig config);
 std::string fast_table_note();
 
 /// Runs every (encoding, task, layers) combination with the reference model, writes
-/// out_dir/table.md and out_dir/table.json and each run's folder, and prints the table.
+/// out_dir/table.md and out_dir/table.json and each run's folder, and prints the table; with
+/// options.lengths, also the table of held-out accuracy at each length (write_length_table).
 void run_table(const TableOptions& options);
+
+/// The extrapolation table of finished runs: each run's model, loaded from its checkpoint,
+/// evaluated at each length on about eval_sequences x its training length held-out tokens
+/// (evaluate_past_training), one row per run and one column per length, "cannot run: ..."
+/// where the model refuses a length. Writes out_dir/lengths.md and out_dir/lengths.json (the
+/// rows, and the markdown lines under "table" for the text to quote) and returns the markdown.
+std::string write_length_table(const std::vector<FinishedRun>& runs,
+                               const std::vector<std::int64_t>& lengths,
+                               const std::string& out_dir);
 
 }  // namespace pe

@@ -3,39 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <regex>
 
 #include "ag/error.hpp"
 
 namespace pe {
-
-namespace {
-
-LengthResult refused(std::int64_t length, const ag::Error& error) {
-  LengthResult result;
-  result.length = length;
-  result.error = error.what();
-  return result;
-}
-
-}  // namespace
-
-// [past-training]
-std::vector<LengthResult> evaluate_past_training(Trainer& trainer,
-                                                 const std::vector<std::int64_t>& lengths,
-                                                 std::int64_t tokens) {
-  std::vector<LengthResult> results;
-  for (const std::int64_t length : lengths) {
-    try {
-      const Evaluation e = trainer.evaluate(length, std::max<std::int64_t>(2, tokens / length));
-      results.push_back({length, true, e.accuracy, e.loss, e.loss / std::log(2.0), e.scored, {}});
-    } catch (const ag::Error& error) {
-      results.push_back(refused(length, error));
-    }
-  }
-  return results;
-}
-// [past-training]
 
 CharVocabulary::CharVocabulary(const std::string& training_text) : token_of_(256, -1) {
   std::array<bool, 256> present{};
@@ -87,7 +58,7 @@ LengthResult held_out_bits(Decoder& model, const std::vector<std::int64_t>& toke
       loss_sum += sequence_loss(logits, targets).item() * double(rows * length);
     }
   } catch (const ag::Error& error) {
-    return refused(length, error);
+    return refused_length(length, error);
   }
   // [held-out-bits]
   result.ran = true;
@@ -96,15 +67,6 @@ LengthResult held_out_bits(Decoder& model, const std::vector<std::int64_t>& toke
   result.loss = loss_sum / double(characters);
   result.bits = result.loss / std::log(2.0);
   return result;
-}
-
-std::string cannot_run_cell(const std::string& error) {
-  // The learned table's error (chapter 3) ends "... but the table has max_len N".
-  static const std::regex table_rows("the table has max_len ([0-9]+)");
-  std::smatch match;
-  if (std::regex_search(error, match, table_rows))
-    return "cannot run: table has " + match[1].str() + " rows";
-  return "cannot run: " + error;
 }
 
 }  // namespace pe

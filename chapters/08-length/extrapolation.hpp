@@ -1,34 +1,16 @@
-// Evaluating a trained model at lengths it never saw: held-out accuracy on the synthetic
-// tasks, bits per character on held-out English text, and the record of a length at which
-// the model cannot run at all (the learned table past its last row).
+// Bits per character on held-out English text at lengths the model never saw. The synthetic
+// tasks' evaluation at any length (evaluate_past_training, LengthResult, cannot_run_cell) is
+// the bench's, in experiments/lengths.hpp, because `pe table --lengths` uses it too.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "decoder.hpp"
+#include "lengths.hpp"
 #include "trainer.hpp"
 
 namespace pe {
-
-/// One model at one evaluation length.
-struct LengthResult {
-  std::int64_t length = 0;  ///< the evaluation length (tokens per sequence)
-  bool ran = false;     ///< false: the model refused the length, `error` says why
-  double accuracy = 0;  ///< fraction of scored tokens predicted right (argmax)
-  double loss = 0;      ///< mean cross-entropy over the scored tokens, in nats
-  double bits = 0;      ///< the same in bits (loss / ln 2): bits per character for text
-  std::int64_t scored = 0;  ///< how many tokens were scored at this length
-  std::string error;  ///< the model's own one-line error when ran is false
-};
-
-/// Trainer::evaluate at each length on the task's held-out sequences: tokens / length of them
-/// (at least 2), so that every length costs about the same number of tokens. An ag::Error at
-/// one length (an encoding that has no position for it) is recorded in that length's result
-/// and the other lengths still run; any other failure propagates.
-std::vector<LengthResult> evaluate_past_training(Trainer& trainer,
-                                                 const std::vector<std::int64_t>& lengths,
-                                                 std::int64_t tokens);
 
 /// The characters of a text as tokens, numbered as the charlm task numbers them: token t is
 /// the t-th smallest byte that occurs in the training text. A held-out text must use no byte
@@ -56,10 +38,5 @@ class CharVocabulary {
 /// evaluate_past_training.
 LengthResult held_out_bits(Decoder& model, const std::vector<std::int64_t>& tokens,
                            std::int64_t length, std::int64_t characters);
-
-/// What the extrapolation table shows for a length the model could not run: "cannot run:
-/// table has N rows" when the error is the learned table's (N read from the error's own
-/// text), otherwise "cannot run: " and the error.
-std::string cannot_run_cell(const std::string& error);
 
 }  // namespace pe

@@ -117,6 +117,44 @@ TEST(Cli, TableReusesOnlyFinishedRunsWithTheSameConfiguration) {
   EXPECT_NE(damaged.output.find("not valid JSON"), std::string::npos) << damaged.output;
 }
 
+// `pe table --lengths` evaluates every row's model at each length without retraining: a number
+// where the model runs, the learned table's own refusal where it has no row, in both files.
+TEST(Cli, TableLengthsEvaluatesEveryRowAtEveryLength) {
+  const std::string dir = temp_dir("table_lengths");
+  const Outcome o = run("table --encodings learned,rope --tasks shiftk --steps 2 --lengths 32,64 "
+                        "--out " + dir);
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  std::ifstream in(dir + "/lengths.json");
+  const auto table = nlohmann::json::parse(in);
+  ASSERT_EQ(table["rows"].size(), 2u);
+  for (const auto& row : table["rows"]) {
+    ASSERT_EQ(row["results"].size(), 2u);
+    EXPECT_EQ(row["results"][0]["length"], 32);
+    EXPECT_EQ(row["results"][1]["length"], 64);
+    const double at32 = row["results"][0]["accuracy"].get<double>();
+    EXPECT_TRUE(at32 >= 0 && at32 <= 1) << at32;
+  }
+  EXPECT_EQ(table["rows"][0]["encoding"], "learned");
+  EXPECT_FALSE(table["rows"][0]["results"][1].contains("accuracy"));
+  EXPECT_NE(table["rows"][0]["results"][1]["error"].get<std::string>().find("max_len 32"),
+            std::string::npos);
+  const double rope64 = table["rows"][1]["results"][1]["accuracy"].get<double>();
+  EXPECT_TRUE(rope64 >= 0 && rope64 <= 1) << rope64;
+  ASSERT_EQ(table["table"].size(), 4u);  // header, rule, two rows
+  EXPECT_EQ(table["table"][0], "| encoding | task | layers | 32 | 64 |");
+  EXPECT_EQ(table["table"][2].get<std::string>().rfind(
+                "| learned | shiftk | 1 | ", 0), 0u);
+  EXPECT_NE(table["table"][2].get<std::string>().find("| cannot run: table has 32 rows |"),
+            std::string::npos);
+  std::ifstream md(dir + "/lengths.md");
+  const std::string markdown((std::istreambuf_iterator<char>(md)), {});
+  EXPECT_NE(markdown.find("cannot run: table has 32 rows"), std::string::npos);
+
+  expect_one_line_error(run("table --encodings none --tasks shiftk --steps 2 --lengths 32,0 --out " +
+                            dir), "--lengths");
+  expect_one_line_error(run("table --lengths 32,abc --out " + dir), "abc");
+}
+
 // `pe table --fast` has its own number of steps: asking for another is refused, not ignored.
 TEST(Cli, FastTableRefusesSteps) {
   expect_one_line_error(run("table --fast --steps 10 --out " + temp_dir("fast_steps")), "--steps");
