@@ -1,7 +1,8 @@
 #!/bin/sh
 # Reruns everything the book quotes with the current build and regenerates the quoted numbers:
-# the full `pe table`, then each chapter's experiment writing its committed summary, then the
-# blocks and marked numbers of the READMEs. Run from the top of the repository, after a build:
+# the full `pe table` (with its extrapolation table), then each chapter's experiment writing its
+# committed summary, then the chapters' figures, then the blocks and marked numbers of the
+# READMEs. Run from the top of the repository, after a build:
 #
 #   tools/refresh-results.sh [build-dir]        (default build/default)
 #
@@ -14,9 +15,10 @@
 set -eu
 build=${1:-build/default}
 
-"$build/experiments/pe" table --reuse --jobs 2
+"$build/experiments/pe" table --reuse --jobs 2 --lengths 32,64,128,256,512
 "$build/tools/results" import-table results/table/table.md results/table/table.json \
   experiments/results/table.json
+cp results/table/lengths.json experiments/results/lengths.json
 
 # copy <table run> <chapter run folder>: the table's run, where the chapter's experiment looks.
 copy() {
@@ -34,9 +36,26 @@ for task in shiftk alternating; do
   copy "none-$task-l1" "ch07/$task-l1"
 done
 
-for chapter in 02-sinusoidal 03-learned 04-relative 05-rope 06-alibi 07-nope; do
+for chapter in 02-sinusoidal 03-learned 04-relative 05-rope 06-alibi 07-nope 08-length; do
   number=${chapter%%-*}
   "$build/chapters/$chapter/ch${number}_experiment" --summary "chapters/$chapter/results/summary.json"
+done
+
+# The figures each chapter shows, from the runs just made: figures/attention_X.png is the
+# heatmap of the run in results/chNN/X/, every other figures/Y.png the experiment's own Y.png.
+for chapter in 02-sinusoidal 03-learned 04-relative 05-rope 06-alibi 07-nope 08-length; do
+  number=${chapter%%-*}
+  for figure in chapters/$chapter/figures/*.png; do
+    name=$(basename "$figure" .png)
+    run=results/ch$number/${name#attention_}/attention.png
+    if [ "${name#attention_}" != "$name" ] && [ -f "$run" ]; then
+      cp "$run" "$figure"
+    elif [ -f "results/ch$number/$name.png" ]; then
+      cp "results/ch$number/$name.png" "$figure"
+    else
+      echo "refresh-results: no new $figure (kept the committed one)" >&2
+    fi
+  done
 done
 
 "$build/tools/results" update README.md chapters/*/README.md
