@@ -17,6 +17,7 @@ LengthResult refused_length(std::int64_t length, const ag::Error& error) {
 std::vector<LengthResult> evaluate_past_training(Trainer& trainer,
                                                  const std::vector<std::int64_t>& lengths,
                                                  std::int64_t tokens) {
+  // TASK 8.4 begin: evaluate at every length, recording a refusal
   std::vector<LengthResult> results;
   for (const std::int64_t length : lengths) {
     try {
@@ -27,6 +28,7 @@ std::vector<LengthResult> evaluate_past_training(Trainer& trainer,
     }
   }
   return results;
+  // TASK 8.4 end
 }
 // [past-training]
 

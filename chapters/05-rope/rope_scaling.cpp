@@ -58,7 +58,9 @@ double rope_scale_at(const RopeScalingOptions& options, std::int64_t length) {
 }
 
 double yarn_ramp(double r, double alpha, double beta) {
+  // TASK 8.2 begin: YaRN's ramp and temperature
   return std::clamp((r - alpha) / (beta - alpha), 0.0, 1.0);
+  // TASK 8.2 end
 }
 
 // [rope-scaling]
@@ -66,9 +68,11 @@ std::vector<double> scaled_rope_frequencies(std::int64_t dim, double base,
                                             const RopeScalingOptions& options,
                                             std::int64_t length) {
   check_rope_scaling(options);
+  if (options.method == RopeScaling::none) return rope_frequencies(dim, base);  // plain RoPE
+  // TASK 8.1 begin: the frequencies of each scaling rule
   const double s = rope_scale_at(options, length), d = double(dim);
   switch (options.method) {
-    case RopeScaling::none:
+    case RopeScaling::none:  // returned above
       return rope_frequencies(dim, base);
     case RopeScaling::ntk:
     case RopeScaling::dynamic:  // base' = base * s^(d/(d-2)); d = 2 has no such base
@@ -93,12 +97,15 @@ std::vector<double> scaled_rope_frequencies(std::int64_t dim, double base,
     t = (1 - gamma) * t / s + gamma * t;
   }
   return theta;
+  // TASK 8.1 end
 }
 // [rope-scaling]
 
 double rope_attention_factor(const RopeScalingOptions& options, std::int64_t length) {
   if (options.method != RopeScaling::yarn) return 1;
+  // TASK 8.2 begin: YaRN's ramp and temperature
   return 0.1 * std::log(rope_scale_at(options, length)) + 1;  // sqrt(1/t) = 0.1 ln s + 1
+  // TASK 8.2 end
 }
 
 }  // namespace pe

@@ -34,6 +34,7 @@ LengthResult held_out_bits(Decoder& model, const std::vector<std::int64_t>& toke
             ")");
   ag::check(characters + 1 <= std::int64_t(tokens.size()), "held_out_bits", "the text has ",
             tokens.size(), " tokens; ", characters + 1, " are needed");
+  // TASK 8.3 begin: bits per character over back-to-back windows
   ag::NoGradGuard no_grad;
   const std::int64_t windows = characters / length;
   const std::int64_t chunk = std::max<std::int64_t>(1, 4096 / length);  // bounded memory
@@ -67,6 +68,7 @@ LengthResult held_out_bits(Decoder& model, const std::vector<std::int64_t>& toke
   result.loss = loss_sum / double(characters);
   result.bits = result.loss / std::log(2.0);
   return result;
+  // TASK 8.3 end
 }
 
 }  // namespace pe
