@@ -42,12 +42,13 @@ for chapter in 02-sinusoidal 03-learned 04-relative 05-rope 06-alibi 07-nope 08-
 done
 
 # The figures each chapter shows, from the runs just made: figures/attention_X.png is the
-# heatmap of the run in results/chNN/X/, every other figures/Y.png the experiment's own Y.png.
+# heatmap of the run in results/chNN/X/ (X_hN: the run X-hN, chapter 6's heads), every other
+# figures/Y.png the experiment's own Y.png.
 for chapter in 02-sinusoidal 03-learned 04-relative 05-rope 06-alibi 07-nope 08-length; do
   number=${chapter%%-*}
   for figure in chapters/$chapter/figures/*.png; do
     name=$(basename "$figure" .png)
-    run=results/ch$number/${name#attention_}/attention.png
+    run=results/ch$number/$(echo "${name#attention_}" | sed 's/_h\([0-9]\)$/-h\1/')/attention.png
     if [ "${name#attention_}" != "$name" ] && [ -f "$run" ]; then
       cp "$run" "$figure"
     elif [ -f "results/ch$number/$name.png" ]; then
