@@ -319,7 +319,7 @@ def chapter_navigation(page_rel, book):
 
 def table_code_pipes(text, saved):
     """In a table row, a forge writes a pipe inside code as `a\\|b`; Doxygen would print the
-    backslash. Such a code span becomes <tt> with &#124;, which no cell boundary can take."""
+    backslash. Such a code span becomes <tt> with \\|, which no cell boundary can take."""
     for line in text.split("\n"):
         if not line.lstrip().startswith("|"):
             continue
@@ -327,9 +327,29 @@ def table_code_pipes(text, saved):
             span = saved[int(k)]
             m = re.match(r"^(`+)\s?(.*?)\s?\1$", span, re.S)
             if m and "\\|" in m.group(2):
-                body = html.escape(m.group(2), quote=False).replace("\\|", "&#124;")
-                saved[int(k)] = "<tt>%s</tt>" % body
+                saved[int(k)] = as_tt(m.group(2).replace("\\|", "|"))
     return text
+
+
+def quoted_code_spans(saved):
+    """Doxygen 1.9.4 reads `some words' as a LaTeX-style quote, not as code: a code span of one
+    backtick that holds a ' which no letter, digit or _ follows (`'b'`, `-L 'task5\\.'`,
+    `σ' = σ (1 - σ)`) would lose its code font and print its backticks. Such a span becomes
+    <tt> (as_tt)."""
+    for k, span in enumerate(saved):
+        m = re.match(r"^`([^`].*?)`$", span, re.S)
+        if not m or not re.search(r"'(?!\w)", m.group(1)):
+            continue
+        saved[k] = as_tt(m.group(1))
+
+
+def as_tt(code):
+    """Code as <tt>, printed by Doxygen 1.9.4 exactly as written: & < > " ~ as the named
+    entities Doxygen knows (it knows no numeric ones), and a backslash before every character
+    that it would read as a command, an emphasis, a dash or a link (checked by hand)."""
+    named = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "~": "&tilde;"}
+    return "<tt>%s</tt>" % "".join(named.get(c) or ("\\" + c if c in "\\@*_%#|-$`" else c)
+                                    for c in code)
 
 
 def filter_page(text, page_rel="", book=None):
@@ -337,6 +357,7 @@ def filter_page(text, page_rel="", book=None):
     page = next((p for p in book.get("pages", []) if p["path"] == page_rel), None)
     text, saved = protect_code(text)
     table_code_pipes(text, saved)
+    quoted_code_spans(saved)
     if page:
         text = label_sections(text, page["label"], saved)
     text = convert_math(text)
