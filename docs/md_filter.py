@@ -196,6 +196,9 @@ def rewrite_links(text, page_rel, book):
 
     def replace(m):
         bang, label, url = m.groups()
+        # Doxygen turns [words](@ref x) into \ref x "words": a line break inside the words would
+        # end that quoted string and print the rest of the page as raw text.
+        label = re.sub(r"\s*\n\s*", " ", label)
         if url.startswith("#") and page_rel in labels and not bang:
             return "[%s](@ref %s)" % (label, section_label(labels[page_rel], url[1:]))
         if re.match(r"^[a-z][a-z0-9+.-]*:", url, re.I) or url.startswith(("#", "@", "\\")):
@@ -331,6 +334,17 @@ def table_code_pipes(text, saved):
     return text
 
 
+def code_in_headings(text, saved):
+    """Doxygen 1.9.4 prints a heading's title as text, so a code span in it would show as
+    <tt>...</tt>: there the span keeps its words and loses its backticks."""
+    for line in text.split("\n"):
+        if re.match(r"^#{1,6}\s", line):
+            for k in re.findall("\x00(\\d+)\x00", line):
+                m = re.match(r"^(`+)\s?(.*?)\s?\1$", saved[int(k)], re.S)
+                if m:
+                    saved[int(k)] = m.group(2)
+
+
 def quoted_code_spans(saved):
     """Doxygen 1.9.4 reads `some words' as a LaTeX-style quote, not as code: a code span of one
     backtick that holds a ' which no letter, digit or _ follows (`'b'`, `-L 'task5\\.'`,
@@ -357,6 +371,7 @@ def filter_page(text, page_rel="", book=None):
     page = next((p for p in book.get("pages", []) if p["path"] == page_rel), None)
     text, saved = protect_code(text)
     table_code_pipes(text, saved)
+    code_in_headings(text, saved)
     quoted_code_spans(saved)
     if page:
         text = label_sections(text, page["label"], saved)
