@@ -212,7 +212,9 @@ def rewrite_links(text, page_rel, book):
                 target = labels[candidate]
                 if fragment:
                     target = section_label(target, fragment)
-                return "[%s](@ref %s)" % (label, target)
+                # Doxygen prints the words of a \ref as they are: *a title* would keep its stars.
+                words = re.sub(r"(?<![\w*])(\*{1,2}|_{1,2})(\S(?:.*?\S)?)\1(?![\w*])", r"\2", label)
+                return "[%s](@ref %s)" % (words, target)
         return label  # a file the site does not hold: keep the words, drop the link
 
     del root

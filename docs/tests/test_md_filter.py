@@ -121,7 +121,7 @@ class Links(unittest.TestCase):
 
     def test_a_link_whose_words_break_across_lines_becomes_one_line(self):
         out = self.page("used ([Vaswani\net al., *Attention*, 2017](../04-relative/README.md#the-t5-bias)), is")
-        self.assertIn("([Vaswani et al., *Attention*, 2017](@ref ch04_the_t5_bias)), is", out)
+        self.assertIn("([Vaswani et al., Attention, 2017](@ref ch04_the_t5_bias)), is", out)  # no stars
 
     def test_links_to_and_between_the_coursework_pages(self):
         out = self.page("see [the students' page](../../docs/coursework/students.md#build-once)")
