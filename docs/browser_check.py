@@ -170,7 +170,7 @@ def main():
         return 1
     os.makedirs(args.screenshots, exist_ok=True)
     book_pages = {os.path.basename(p) for p in pages
-                  if re.match(r"^(index|ch\w+|experiments_bench)\.html$", os.path.basename(p))}
+                  if re.match(r"^(index|ch\w+|experiments_bench|coursework_\w+)\.html$", os.path.basename(p))}
 
     start = time.time()
     shares = [pages[k::args.browsers] for k in range(max(1, args.browsers))]

@@ -196,6 +196,9 @@ def rewrite_links(text, page_rel, book):
 
     def replace(m):
         bang, label, url = m.groups()
+        # Doxygen turns [words](@ref x) into \ref x "words": a line break inside the words would
+        # end that quoted string and print the rest of the page as raw text.
+        label = re.sub(r"\s*\n\s*", " ", label)
         if url.startswith("#") and page_rel in labels and not bang:
             return "[%s](@ref %s)" % (label, section_label(labels[page_rel], url[1:]))
         if re.match(r"^[a-z][a-z0-9+.-]*:", url, re.I) or url.startswith(("#", "@", "\\")):
@@ -209,7 +212,9 @@ def rewrite_links(text, page_rel, book):
                 target = labels[candidate]
                 if fragment:
                     target = section_label(target, fragment)
-                return "[%s](@ref %s)" % (label, target)
+                # Doxygen prints the words of a \ref as they are: *a title* would keep its stars.
+                words = re.sub(r"(?<![\w*])(\*{1,2}|_{1,2})(\S(?:.*?\S)?)\1(?![\w*])", r"\2", label)
+                return "[%s](@ref %s)" % (words, target)
         return label  # a file the site does not hold: keep the words, drop the link
 
     del root
@@ -319,7 +324,7 @@ def chapter_navigation(page_rel, book):
 
 def table_code_pipes(text, saved):
     """In a table row, a forge writes a pipe inside code as `a\\|b`; Doxygen would print the
-    backslash. Such a code span becomes <tt> with &#124;, which no cell boundary can take."""
+    backslash. Such a code span becomes <tt> with \\|, which no cell boundary can take."""
     for line in text.split("\n"):
         if not line.lstrip().startswith("|"):
             continue
@@ -327,9 +332,40 @@ def table_code_pipes(text, saved):
             span = saved[int(k)]
             m = re.match(r"^(`+)\s?(.*?)\s?\1$", span, re.S)
             if m and "\\|" in m.group(2):
-                body = html.escape(m.group(2), quote=False).replace("\\|", "&#124;")
-                saved[int(k)] = "<tt>%s</tt>" % body
+                saved[int(k)] = as_tt(m.group(2).replace("\\|", "|"))
     return text
+
+
+def code_in_headings(text, saved):
+    """Doxygen 1.9.4 prints a heading's title as text, so a code span in it would show as
+    <tt>...</tt>: there the span keeps its words and loses its backticks."""
+    for line in text.split("\n"):
+        if re.match(r"^#{1,6}\s", line):
+            for k in re.findall("\x00(\\d+)\x00", line):
+                m = re.match(r"^(`+)\s?(.*?)\s?\1$", saved[int(k)], re.S)
+                if m:
+                    saved[int(k)] = m.group(2)
+
+
+def quoted_code_spans(saved):
+    """Doxygen 1.9.4 reads `some words' as a LaTeX-style quote, not as code: a code span of one
+    backtick that holds a ' which no letter, digit or _ follows (`'b'`, `-L 'task5\\.'`,
+    `σ' = σ (1 - σ)`) would lose its code font and print its backticks. Such a span becomes
+    <tt> (as_tt)."""
+    for k, span in enumerate(saved):
+        m = re.match(r"^`([^`].*?)`$", span, re.S)
+        if not m or not re.search(r"'(?!\w)", m.group(1)):
+            continue
+        saved[k] = as_tt(m.group(1))
+
+
+def as_tt(code):
+    """Code as <tt>, printed by Doxygen 1.9.4 exactly as written: & < > " ~ as the named
+    entities Doxygen knows (it knows no numeric ones), and a backslash before every character
+    that it would read as a command, an emphasis, a dash or a link (checked by hand)."""
+    named = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "~": "&tilde;"}
+    return "<tt>%s</tt>" % "".join(named.get(c) or ("\\" + c if c in "\\@*_%#|-$`" else c)
+                                    for c in code)
 
 
 def filter_page(text, page_rel="", book=None):
@@ -337,6 +373,8 @@ def filter_page(text, page_rel="", book=None):
     page = next((p for p in book.get("pages", []) if p["path"] == page_rel), None)
     text, saved = protect_code(text)
     table_code_pipes(text, saved)
+    code_in_headings(text, saved)
+    quoted_code_spans(saved)
     if page:
         text = label_sections(text, page["label"], saved)
     text = convert_math(text)

@@ -3,7 +3,8 @@
 
 Writes into OUT:
 - book.json: the pages in reading order (the top README, chapters/NN-*/README.md by number,
-  the appendices chapters/A-*/README.md, experiments/README.md) for md_filter.py;
+  the appendices chapters/A-*/README.md, experiments/README.md, then the coursework pages
+  docs/coursework/*.md) for md_filter.py;
 - pages.doxy: Doxygen's INPUT for those pages, included by the Doxyfile;
 - images/: every figure a page shows (![...](figures/x.png)), under the name md_filter.py
   gives it. A figure that a page names and that does not exist stops the build with its name.
@@ -49,7 +50,18 @@ def book_pages(root):
     if os.path.exists(experiments):
         pages.append({"path": "experiments/README.md", "label": "experiments_bench",
                       "title": title_of(experiments), "chapter": False})
+    for path in coursework_pages(root):
+        name = os.path.splitext(os.path.basename(path))[0]
+        pages.append({"path": os.path.relpath(path, root).replace(os.sep, "/"),
+                      "label": "coursework_" + re.sub(r"\W", "_", name),
+                      "title": title_of(path), "chapter": False})
     return pages
+
+
+def coursework_pages(root):
+    """docs/coursework/*.md by name: instructors.md (which introduces the course) before
+    students.md."""
+    return sorted(glob.glob(os.path.join(root, "docs", "coursework", "*.md")))
 
 
 def header_folders(root):

@@ -15,6 +15,10 @@ BOOK = {
         {"path": "chapters/05-rope/README.md", "label": "ch05", "title": "Chapter 5", "chapter": True},
         {"path": "chapters/06-alibi/README.md", "label": "ch06", "title": "Chapter 6", "chapter": True},
         {"path": "experiments/README.md", "label": "experiments_bench", "title": "Bench", "chapter": False},
+        {"path": "docs/coursework/instructors.md", "label": "coursework_instructors",
+         "title": "Instructors", "chapter": False},
+        {"path": "docs/coursework/students.md", "label": "coursework_students",
+         "title": "Students", "chapter": False},
     ],
 }
 
@@ -71,8 +75,22 @@ class Math(unittest.TestCase):
         self.assertEqual(text('a "quote" and $x$ and "b"'), 'a "quote" and \\f$x\\f$ and "b"')
 
     def test_pipes_in_code_in_a_table(self):
-        self.assertEqual(text("| `-DPE_ARCH=auto\\|avx2` | auto |"), "| <tt>-DPE_ARCH=auto&#124;avx2</tt> | auto |")
+        self.assertEqual(text("| `-DPE_ARCH=auto\\|avx2` | auto |"), "| <tt>\\-DPE\\_ARCH=auto\\|avx2</tt> | auto |")
         self.assertEqual(text("outside `a\\|b`"), "outside `a\\|b`")
+
+    def test_code_with_a_closing_quote_becomes_tt(self):
+        # Doxygen reads `word' as a LaTeX quote: such a span would lose its code font.
+        self.assertEqual(text("its name (`'b'` here)"), "its name (<tt>'b'</tt> here)")
+        self.assertEqual(text("`-L 'task5\\.'` runs"), "<tt>\\-L 'task5\\\\.'</tt> runs")
+        self.assertEqual(text("`σ' = σ (1 - σ)`"), "<tt>σ' = σ (1 \\- σ)</tt>")
+        # What Doxygen would read as markup is escaped; it knows no numeric entities.
+        self.assertEqual(text('`a<b && "c" ~ %f #g @h $i$ x_1*y\'`'),
+                         "<tt>a&lt;b &amp;&amp; &quot;c&quot; &tilde; \\%f \\#g \\@h \\$i\\$ x\\_1\\*y'</tt>")
+        self.assertEqual(text("`it's` and `f'x`"), "`it's` and `f'x`")  # Doxygen reads these
+        self.assertEqual(text("```\na 'b'\n```"), "```\na 'b'\n```")
+
+    def test_code_in_a_heading_keeps_its_words_only(self):
+        self.assertEqual(text("## The `pe` command\n\nrun `pe`"), "## The pe command\n\nrun `pe`")
 
     def test_html_comment_stays(self):
         self.assertEqual(text("<!-- snippet: a$b -->\n$x$"), "<!-- snippet: a$b -->\n\\f$x\\f$")
@@ -93,13 +111,26 @@ class Links(unittest.TestCase):
     def test_headings_get_the_labels_of_their_forge_anchors(self):
         out = self.page("# Five\n\n## 4. The code\n\n### `apply_rotary`, step 2\n\n## 4. The code\n")
         self.assertIn("## 4. The code {#ch05_4_the_code}", out)
-        self.assertIn("### `apply_rotary`, step 2 {#ch05_apply_rotary_step_2}", out)
+        self.assertIn("### apply_rotary, step 2 {#ch05_apply_rotary_step_2}", out)
         self.assertIn("## 4. The code {#ch05_4_the_code_1}", out)
         self.assertIn("[above](@ref ch05_4_the_code)", self.page("## 4. The code\n\n[above](#4-the-code)"))
 
     def test_link_from_the_top_readme_and_to_a_folder(self):
         out = filter_page("[rope](chapters/05-rope/README.md), [bench](experiments/)", "README.md", BOOK)
         self.assertEqual(out, "[rope](@ref ch05), [bench](@ref experiments_bench)")
+
+    def test_a_link_whose_words_break_across_lines_becomes_one_line(self):
+        out = self.page("used ([Vaswani\net al., *Attention*, 2017](../04-relative/README.md#the-t5-bias)), is")
+        self.assertIn("([Vaswani et al., Attention, 2017](@ref ch04_the_t5_bias)), is", out)  # no stars
+
+    def test_links_to_and_between_the_coursework_pages(self):
+        out = self.page("see [the students' page](../../docs/coursework/students.md#build-once)")
+        self.assertIn("[the students' page](@ref coursework_students_build_once)", out)
+        out = filter_page("# Instructors\n\nthey start from [the students' page](students.md).\n",
+                          "docs/coursework/instructors.md", BOOK)
+        self.assertIn("[the students' page](@ref coursework_students)", out)
+        self.assertIn("# Instructors {#coursework_instructors}", out)
+        self.assertNotIn("pe-nav", out)  # not a chapter: no previous/next line
 
     def test_link_to_a_file_outside_the_book_keeps_its_words(self):
         self.assertIn("the file rope.hpp here", self.page("the file [rope.hpp](rope.hpp) here"))

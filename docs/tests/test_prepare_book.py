@@ -38,11 +38,18 @@ class PrepareBook(unittest.TestCase):
             write(root, "chapters/02-two/figures/a.png", PNG)
             write(root, "chapters/A-appendix/README.md", "# Appendix A\n")
             write(root, "chapters/03-no-readme/code.hpp", "")
+            write(root, "experiments/README.md", "# Experiments\n")
+            write(root, "docs/coursework/students.md", "# Students\n")
+            write(root, "docs/coursework/instructors.md", "# Instructors\n")
             status, err, out = self.run_in(root)
             self.assertEqual(status, 0, err)
             with open(os.path.join(out, "book.json")) as f:
                 pages = json.load(f)["pages"]
-            self.assertEqual([p["label"] for p in pages], ["index", "ch02", "ch10", "chA"])
+            self.assertEqual([p["label"] for p in pages],
+                             ["index", "ch02", "ch10", "chA", "experiments_bench",
+                              "coursework_instructors", "coursework_students"])
+            self.assertEqual(pages[-1]["path"], "docs/coursework/students.md")
+            self.assertFalse(pages[-1]["chapter"])
             self.assertEqual(pages[1]["title"], "Chapter 2")
             self.assertTrue(os.path.isfile(os.path.join(out, "images", "chapters_02-two_figures_a.png")))
 
