@@ -17,6 +17,14 @@ struct Outcome {
   int exit_code;  // -1 when the process died from a signal (a crash)
   std::string output;
   int lines() const { return int(std::count(output.begin(), output.end(), '\n')); }
+  /// The last line printed: a failed command's one-line error, after any progress lines.
+  std::string last_line() const {
+    const std::size_t end = output.find_last_not_of('\n');
+    if (end == std::string::npos) return "";
+    const std::size_t start = output.rfind('\n', end);
+    return output.substr(start == std::string::npos ? 0 : start + 1,
+                         end - (start == std::string::npos ? 0 : start + 1) + 1);
+  }
 };
 
 /// `pe <args>` with stderr joined to stdout.

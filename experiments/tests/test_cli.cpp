@@ -123,8 +123,8 @@ TEST(Cli, TableLengthsEvaluatesEveryRowAtEveryLength) {
   const std::string dir = temp_dir("table_lengths");
   const Outcome o = run("table --encodings learned,rope --tasks shiftk --steps 2 --lengths 32,64 "
                         "--out " + dir);
-  // pe's own message first: a coursework stub's error names its task there.
-  if (o.exit_code != 0) FAIL() << o.output;
+  // pe's one-line error first: a coursework stub's error names its task there.
+  if (o.exit_code != 0) FAIL() << o.last_line() << "\n" << o.output;
   std::ifstream in(dir + "/lengths.json");
   const auto table = nlohmann::json::parse(in);
   ASSERT_EQ(table["rows"].size(), 2u);
