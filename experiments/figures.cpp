@@ -32,8 +32,10 @@ constexpr const char* kDiverging =
     "set palette defined (-1 '#2166ac', -0.667 '#67a9cf', -0.333 '#d1e5f0', 0 '#f7f7f7', "
     "0.333 '#fddbc7', 0.667 '#ef8a62', 1 '#b2182b')\n";
 // Okabe and Ito's colour-blind-safe colours, for the curves of a line plot.
-constexpr const char* kLineColours[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7",
-                                        "#e69f00", "#56b4e9", "#000000", "#999999"};
+// Ten colours, so that a plot of every encoding of the book (chapter 8: nine rows and the
+// training length) gives each line its own: Okabe-Ito's eight, then purple and brown.
+constexpr const char* kLineColours[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00",
+                                        "#56b4e9", "#000000", "#999999", "#7b3294", "#8c510a"};
 
 // A gnuplot string literal. Single quotes: gnuplot substitutes nothing inside them (in
 // double quotes it would run `backquoted` text as a command). A newline becomes "\n" joined

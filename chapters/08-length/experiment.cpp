@@ -288,8 +288,7 @@ void run(const pe::ChapterOptions& options) {
           if (r.ran && std::isfinite(r.bits)) worst = std::max(worst, r.bits);
       y_range = {1.5, std::ceil(worst + 0.5)};
     }
-    const std::string title = text ? "fortunes: held-out bits per character"
-                                   : task + ": held-out accuracy";
+    const std::string title = text ? "fortunes: bits per character" : task + ": held-out accuracy";
     plot_against_length(options.out + "/" + (text ? std::string("charlm_bits") : task + "_accuracy") +
                             ".png",
                         title + ", trained at length 32 (" +
