@@ -4,12 +4,12 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <thread>
 
 #include "ag/files.hpp"
 #include "lengths.hpp"
 #include "run.hpp"
+#include "summary.hpp"
 
 namespace pe {
 
@@ -144,14 +144,11 @@ std::string write_length_table(const std::vector<FinishedRun>& runs,
                     {"run", run.summary.out_dir},
                     {"results", cells}});
   }
-  nlohmann::json lines = nlohmann::json::array();
-  std::istringstream text(markdown);
-  for (std::string line; std::getline(text, line);) lines.push_back(line);
   const nlohmann::json table{{"experiment", "pe table --lengths"},
                              {"versions", build_versions()},
                              {"lengths", lengths},
                              {"rows", rows},
-                             {"table", lines}};
+                             {"table", split_lines(markdown)}};
   ag::write_file_atomically(out_dir + "/lengths.md", markdown);
   ag::write_file_atomically(out_dir + "/lengths.json", table.dump(2) + "\n");
   return markdown;

@@ -36,6 +36,7 @@ const std::vector<std::int64_t> kLengths = {32, 64, 128, 256, 512};
 const std::vector<std::string> kTasks = {"shiftk", "copy", "charlm"};
 constexpr std::int64_t kSeeds = 3;  // seeds of every row; the tables give mean and spread
 constexpr std::int64_t kFastSteps = 200;  // --fast: one seed of 200 steps, lengths to 256
+const std::vector<std::int64_t> kFastLengths = {32, 64, 128, 256};
 constexpr std::int64_t kScoredCharacters = 2048;  // held-out characters at every length
 constexpr std::int64_t kSyntheticTokens = 1024;   // held-out tokens at every length
 // RoPE's context extension: the charlm RoPE model of seed 1 under each scaling rule, set for
@@ -172,8 +173,7 @@ void run(const pe::ChapterOptions& options) {
   // Every training, in one list, seed by seed: all of seed 1 first, so that an interrupted
   // run leaves whole tables behind. --fast keeps one seed.
   const std::int64_t seeds = options.fast ? 1 : kSeeds;
-  const std::vector<std::int64_t> lengths =
-      options.fast ? std::vector<std::int64_t>{32, 64, 128, 256} : kLengths;
+  const std::vector<std::int64_t>& lengths = options.fast ? kFastLengths : kLengths;
   std::vector<pe::PlannedRun> planned;
   for (std::int64_t s = 0; s < seeds; ++s)
     for (const std::string& task : kTasks)
@@ -190,8 +190,10 @@ void run(const pe::ChapterOptions& options) {
   json& summary = pe::experiment_summary();
   summary["train_length"] = kTrainLength;
   summary["lengths"] = lengths;
-  summary["model"] = {{"width", 64},         {"heads", 8},   {"ffn_width", 256},
-                      {"batch", 32},         {"lr", 3e-3},   {"layers", "2 (none: 1 and 8)"}};
+  const pe::TrainConfig& shape = planned[2].config;  // a two-layer row: every row but depth
+  summary["model"] = {{"width", shape.model.width},     {"heads", shape.model.heads},
+                      {"ffn_width", shape.model.ffn_width}, {"batch", shape.batch},
+                      {"lr", shape.lr},                 {"layers", "2 (none: 1 and 8)"}};
   summary["seeds"] = seeds;
   summary["fast"] = options.fast;
   summary["corpus"] = {{"folder", pe::kFortunesFolder},
@@ -211,6 +213,7 @@ void run(const pe::ChapterOptions& options) {
   std::map<std::string, std::unique_ptr<pe::Trainer>> seed1_models;  // "task/encoding-lN"
   // results[task][k][s]: variant k's results at every length, for seed s
   std::map<std::string, std::vector<std::vector<std::vector<pe::LengthResult>>>> results;
+  for (const std::string& task : kTasks) results[task].resize(kVariants.size());
   for (std::size_t r = 0; r < finished.size(); ++r) {
     const pe::TrainConfig& c = finished[r].config;
     const std::size_t k = r % kVariants.size();
@@ -227,7 +230,6 @@ void run(const pe::ChapterOptions& options) {
     for (const auto& result : at_lengths) runs_json.push_back(result_json(result));
     summary["runs"][c.task][v.name]["seed " + std::to_string(c.seed)] = {
         {"train_seconds", finished[r].summary.train_seconds}, {"results", runs_json}};
-    results[c.task].resize(kVariants.size());
     results[c.task][k].push_back(at_lengths);
     if (c.seed == options.seed)
       seed1_models[c.task + "/" + v.encoding + "-l" + std::to_string(v.layers)] =
@@ -399,8 +401,10 @@ int main(int argc, char** argv) {
       argc, argv, "ch08_experiment", kAbout,
       {.steps = 500,
        .out = "results/ch08",
-       .fast_help = "a quick look in results/ch08-fast: one seed, 200 steps, lengths 32 to 256 "
-                    "(the chapter quotes the full run)",
+       .fast_help = "a quick look in results/ch08-fast: one seed, " +
+                    std::to_string(kFastSteps) + " steps, lengths " +
+                    std::to_string(kFastLengths.front()) + " to " +
+                    std::to_string(kFastLengths.back()) + " (the chapter quotes the full run)",
        .fast_out = "results/ch08-fast"},
       [](pe::ChapterOptions options) {
         if (options.fast) options.steps = kFastSteps;
