@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "ag/threads.hpp"
 #include "dispatch.hpp"
 #include "gemm.hpp"
 #include "peak_fma.hpp"
@@ -33,7 +34,6 @@ enum CBLAS_TRANSPOSE { CblasNoTrans = 111, CblasTrans = 112 };
 void cblas_sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N,
                  int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
                  float* C, int ldc);
-void omp_set_num_threads(int num_threads);
 }
 
 namespace {
@@ -148,7 +148,7 @@ int main(int argc, char** argv) {
   setenv("OPENBLAS_NUM_THREADS", "1", 1);
   setenv("OMP_NUM_THREADS", "1", 1);
   if (openblas_set_num_threads) openblas_set_num_threads(1);
-  omp_set_num_threads(1);
+  ag::set_max_threads(1);
 
   for (const Shape& s : kShapes) {
     for (bool trans_b : {false, true}) {

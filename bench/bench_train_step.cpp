@@ -4,7 +4,6 @@
 // prints where the time of the steps at 1 thread went, op by op (ag/profile.hpp).
 //
 //   bench_train_step [--steps N] [--layers L] [--heads H] [--profile]
-#include <omp.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 
 #include "ag/optim.hpp"
 #include "ag/profile.hpp"
+#include "ag/threads.hpp"
 #include "decoder.hpp"
 
 namespace {
@@ -85,13 +85,13 @@ int main(int argc, char** argv) {
   std::printf("reference step: batch %ld, length %ld, %ld layers, %ld heads, %.2f GFLOP of matmul per step\n",
               long(B), long(T), long(config.layers), long(config.heads), gflop);
   for (int threads : {1, 2}) {
-    omp_set_num_threads(threads);
+    ag::set_max_threads(threads);
     const double ms = median_ms(model, optimizer, rng, steps, config, B, T);
     std::printf("threads %d: %8.1f ms/step (median of %d)  %6.1f GFLOP/s of matmul\n", threads, ms,
                 steps, gflop / (ms / 1e3));
   }
   if (profile) {
-    omp_set_num_threads(1);
+    ag::set_max_threads(1);
     ag::profile::start();
     median_ms(model, optimizer, rng, steps, config, B, T);
     const ag::profile::Report report = ag::profile::stop();

@@ -1,6 +1,12 @@
 # Compiler flags, set once for every target so that all translation units agree on
 # xtensor's types (XTENSOR_USE_XSIMD and the SIMD width change them).
 add_compile_options(-Wall -Wextra -Wpedantic)
+# CI builds with warnings as errors under every compiler it checks (g++ 12, clang 16); a
+# reader's newer compiler may warn about something new, which should not stop the book.
+option(PE_WARNINGS_AS_ERRORS "Treat compiler warnings as errors (CI)" OFF)
+if(PE_WARNINGS_AS_ERRORS)
+  add_compile_options(-Werror)
+endif()
 # No unsafe floating-point flags (the "fast math" family): they reorder and drop operations
 # that gradient checks depend on.
 # -fno-math-errno only stops sqrt and friends from setting errno, which nothing here reads;

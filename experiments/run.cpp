@@ -1,6 +1,5 @@
 #include "run.hpp"
 
-#include <omp.h>
 #include <signal.h>
 
 #include <cerrno>
@@ -20,6 +19,8 @@
 #include "ag/io.hpp"
 #include "ag/profile.hpp"
 #include "ag/simd.hpp"
+#include "ag/threads.hpp"
+#include "ag/versions.hpp"
 #include "figures.hpp"
 #include "memory.hpp"
 #include "progress.hpp"
@@ -33,12 +34,17 @@
 #ifndef PE_ARCH_NAME
 #define PE_ARCH_NAME "unknown"
 #endif
+#ifndef PE_COMPILER
+#define PE_COMPILER "unknown"
+#endif
 
 namespace pe {
 
 std::map<std::string, std::string> build_versions() {
   return {{"git_commit", PE_GIT_COMMIT},
-          {"compiler", std::string("g++ ") + __VERSION__},
+          {"compiler", PE_COMPILER},
+          {"libraries", ag::library_versions()},
+          {"threads", ag::has_threads() ? "OpenMP" : "none (built without OpenMP)"},
           {"build_type", PE_BUILD_TYPE},
           {"arch", PE_ARCH_NAME},               // what the build was compiled for
           {"simd", ag::simd_path_name()}};  // the kernels this machine ran: same path, same bits
@@ -272,7 +278,7 @@ RunSummary train_and_write(Trainer& trainer, const RunOptions& options,
                         {"seed", config.seed},
                         {"parameters", trainer.model().parameter_count()},
                         {"versions", build_versions()},
-                        {"threads", omp_get_max_threads()},
+                        {"threads", ag::max_threads()},
                         {"history", history_json(trainer.history())},
                         {"final", final_json},
                         {"train_seconds", summary.train_seconds},
@@ -320,7 +326,7 @@ void train_in_parallel(const std::vector<PlannedRun>& runs, const std::vector<st
   std::size_t next = 0, done = 0;
   std::exception_ptr error;
   auto worker = [&] {
-    omp_set_num_threads(1);  // this thread's OpenMP setting: the run's kernels stay on it
+    ag::set_max_threads(1);  // this thread's OpenMP setting: the run's kernels stay on it
     for (;;) {
       std::size_t i;
       {

@@ -7,7 +7,6 @@
 // reference model at its own shape (work, compulsory traffic, intensity, time, GFLOP/s, GB/s),
 // and the fused softmax and layer norm against their composites. Writes the same numbers as
 // CSV files and the roofline figure (when gnuplot is there) to DIR.
-#include <omp.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -16,6 +15,7 @@
 #include <string>
 
 #include "ag/error.hpp"
+#include "ag/threads.hpp"
 #include "command_line.hpp"
 #include "dispatch.hpp"
 #include "figures.hpp"
@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
       ->check(pe::integer_at_least(1));
   if (const auto status = pe::parse_command_line(app, argc, argv)) return *status;
   try {
-    omp_set_num_threads(1);
+    ag::set_max_threads(1);
     std::filesystem::create_directories(options.out);
     const appendix_a::Effort effort{options.repetitions, options.min_ms * 1e-3};
     std::printf("SIMD path of the kernels: %s; float32, one thread, best of %d repetitions\n",

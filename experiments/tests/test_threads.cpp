@@ -2,11 +2,11 @@
 // must give bitwise the same weights and losses, so that a reader who reruns a chapter on a
 // machine with another core count gets the chapter's numbers.
 #include <gtest/gtest.h>
-#include <omp.h>
 
 #include <vector>
 
 #include "ag/io.hpp"
+#include "ag/threads.hpp"
 #include "tiny_config.hpp"
 
 namespace {
@@ -25,12 +25,12 @@ TrainedRun train_with_threads(int threads) {
   c.batch = 32;
   c.length = 32;
   c.steps = 3;
-  const int before = omp_get_max_threads();
-  omp_set_num_threads(threads);
+  const int before = ag::max_threads();
+  ag::set_max_threads(threads);
   pe::Trainer trainer(c);
   TrainedRun run;
   for (int i = 0; i < c.steps; ++i) run.losses.push_back(trainer.step());
-  omp_set_num_threads(before);
+  ag::set_max_threads(before);
   run.weights = trainer.model().named_parameters();
   return run;
 }

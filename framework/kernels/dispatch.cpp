@@ -81,22 +81,35 @@ struct Candidate {
 };
 
 // [candidates]
+// What this CPU can run beyond the baseline. Asked through the compiler's
+// __builtin_cpu_supports (GCC and clang, x86 only), which also checks that the operating system
+// saves the wide registers. On any other CPU (arm64, where NEON is the baseline itself, or
+// WebAssembly) there is nothing to ask: both answers stay false and the baseline runs.
+struct CpuFeatures {
+  bool avx2_fma = false;
+  bool avx512 = false;  // F, CD and DQ: what the AVX-512 variant is compiled with (simd.hpp)
+};
+
+CpuFeatures cpu_features() {
+  CpuFeatures cpu;
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  cpu.avx2_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  cpu.avx512 = cpu.avx2_fma && __builtin_cpu_supports("avx512f") &&
+               __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq");
+#endif
+  return cpu;
+}
+
 /// Widest first: the first one that runs here is the default.
 std::vector<Candidate> candidates() {
   std::vector<Candidate> list;
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();
-  [[maybe_unused]] const bool avx2_fma =
-      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#endif
+  [[maybe_unused]] const CpuFeatures cpu = cpu_features();
 #if AG_SIMD_HAVE_AVX512
-  list.push_back(
-      {"avx512",
-       avx2_fma && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"),
-       avx512::make_path});
+  list.push_back({"avx512", cpu.avx512, avx512::make_path});
 #endif
 #if AG_SIMD_HAVE_AVX2
-  list.push_back({"avx2", avx2_fma, avx2::make_path});
+  list.push_back({"avx2", cpu.avx2_fma, avx2::make_path});
 #endif
   // The baseline is whatever the whole program is compiled for, so it runs wherever the
   // program does. Its name is only known from its table.

@@ -29,7 +29,7 @@ void layernorm_row(const T* x, const T* gamma, const T* beta, T* y, T* mean_out,
   Batch<T> vs(T(0));
   std::size_t i = 0;
   for (; i < body; i += W) vs += Batch<T>::load_unaligned(x + i);
-  T s = xsimd::hadd(vs);
+  T s = compat::reduce_add(vs);
   for (; i < n; ++i) s += x[i];
   // An empty row has no statistics; take mean 0 and variance 0 so that nothing is NaN.
   const T mean = n ? s / T(n) : T(0);
@@ -43,7 +43,7 @@ void layernorm_row(const T* x, const T* gamma, const T* beta, T* y, T* mean_out,
     const Batch<T> d = Batch<T>::load_unaligned(x + i) - vm;
     vq = xsimd::fma(d, d, vq);
   }
-  T q = xsimd::hadd(vq);
+  T q = compat::reduce_add(vq);
   for (; i < n; ++i) {
     const T d = x[i] - mean;
     q += d * d;
@@ -86,8 +86,8 @@ void layernorm_row_backward(const T* x, const T* gamma, T mean, T rstd, const T*
     vg += g;
     vgx = xsimd::fma(g, xhat, vgx);
   }
-  T sg = xsimd::hadd(vg);
-  T sgx = xsimd::hadd(vgx);
+  T sg = compat::reduce_add(vg);
+  T sgx = compat::reduce_add(vgx);
   for (; i < n; ++i) {
     const T g = dy[i] * gamma[i];
     sg += g;

@@ -7,9 +7,8 @@
 // anonymous namespace inside that: no function compiled for AVX-512 may share a linker name
 // with one the rest of the program calls (see dispatch.cpp, "the one-definition trap").
 #pragma once
-#include <xsimd/xsimd.hpp>
-
 #include "kernel_table.hpp"
+#include "xsimd_compat.hpp"
 
 #if !defined(AG_SIMD_VARIANT)
 #error "simd.hpp belongs to the per-instruction-set kernel sources: define AG_SIMD_VARIANT"
@@ -26,8 +25,10 @@
 #define AG_SIMD_NS avx2
 #define AG_SIMD_PATH_NAME "avx2"
 #define AG_SIMD_ARCH xsimd::fma3<xsimd::avx2>
-// 2: AVX-512 F and DQ (-mavx512f -mavx512dq -mavx2 -mfma): 32 registers of 512 bits. (xsimd
-// 8.1 uses a DQ instruction in its avx512f horizontal add.)
+// 2: AVX-512 F, CD and DQ (-mavx512f -mavx512cd -mavx512dq -mavx2 -mfma): 32 registers of
+// 512 bits. xsimd 8.1 uses a DQ instruction in its avx512f horizontal add, and xsimd 13.2
+// and later refuse DQ without CD (xsimd_compat.hpp); every AVX-512 CPU since Skylake has all
+// three.
 #elif AG_SIMD_VARIANT == 2
 #define AG_SIMD_NS avx512
 #define AG_SIMD_PATH_NAME "avx512"

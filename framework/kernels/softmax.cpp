@@ -59,7 +59,7 @@ void softmax_row(const T* x, T* y, std::size_t n) {
     e.store_unaligned(y + i);
     vsum += e;
   }
-  T s = xsimd::hadd(vsum);
+  T s = compat::reduce_add(vsum);
   for (; i < n; ++i) {
     const T e = std::exp(x[i] - m);
     y[i] = e;
@@ -86,7 +86,7 @@ void softmax_row_backward(const T* y, const T* dy, T* dx, std::size_t n) {
   for (; i < body; i += W) {
     vdot = xsimd::fma(Batch<T>::load_unaligned(dy + i), Batch<T>::load_unaligned(y + i), vdot);
   }
-  T dot = xsimd::hadd(vdot);
+  T dot = compat::reduce_add(vdot);
   for (; i < n; ++i) dot += dy[i] * y[i];
 
   // Pass 2: dx = y * (dy - <dy, y>), the softmax Jacobian-vector product without forming

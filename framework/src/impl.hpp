@@ -1,11 +1,10 @@
 // What a Tensor handle points at. Private to the framework: xtensor stays in src/.
 #pragma once
 #include <memory>
-#include <xtensor/xadapt.hpp>
-#include <xtensor/xtensor.hpp>
 
 #include "ag/tape.hpp"
 #include "ag/tensor.hpp"
+#include "xtensor_compat.hpp"
 
 namespace ag {
 

@@ -6,7 +6,6 @@
 #include <array>
 #include <cmath>
 #include <limits>
-#include <xtensor/xmath.hpp>
 
 #include "ag/ops.hpp"
 #include "elementwise.hpp"

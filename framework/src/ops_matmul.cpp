@@ -1,11 +1,10 @@
 // Matrix products, plain and batched, in three forms: A B, A B^T and A^T B. The forward of
 // each is the gemm kernel; the backward rules are products of the same three forms, so
 // no transpose is ever copied:  C = A B,  dA = dC B^T,  dB = A^T dC.
-#include <omp.h>
-
 #include <algorithm>
 
 #include "ag/ops.hpp"
+#include "ag/threads.hpp"
 #include "gemm.hpp"
 #include "ag/profile.hpp"
 #include "impl.hpp"
@@ -21,7 +20,7 @@ void batched_gemm(bool trans_a, bool trans_b, std::int64_t batch, std::int64_t M
                   std::int64_t N, std::int64_t K, const T* A, std::int64_t stride_a, const T* B,
                   std::int64_t stride_b, T* C, std::int64_t stride_c) {
   const std::size_t lda = trans_a ? M : K, ldb = trans_b ? K : N;
-  const int threads = omp_get_max_threads();
+  const int threads = max_threads();
   if (batch == 1 && threads > 1 && M * N * K >= (1 << 21) && M >= 2 * 16) {
     // One large product (a Linear layer): split the rows of C between the threads. Each
     // block of rows of C needs the same rows of op(A) and all of op(B).

@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include <omp.h>
 
+#include "ag/threads.hpp"
 #include "dispatch.hpp"
 #include "layernorm.hpp"
 
@@ -333,9 +333,9 @@ TYPED_TEST(LayerNorm, BackwardIsDeterministicAtAnyThreadCount) {
   k::layernorm_rows(p.x.data(), p.gamma.data(), p.beta.data(), y.data(), mean.data(), rstd.data(),
                     rows, cols, eps);
   std::vector<T> first_dg, first_db;
-  const int threads_before = omp_get_max_threads();
+  const int threads_before = ag::max_threads();
   for (int run = 0; run < 6; ++run) {
-    omp_set_num_threads(1 + run % 3);
+    ag::set_max_threads(1 + run % 3);
     std::vector<T> dx(rows * cols), dg(cols, T(0)), db(cols, T(0));
     k::layernorm_rows_backward(p.x.data(), p.gamma.data(), mean.data(), rstd.data(), p.dy.data(),
                                dx.data(), dg.data(), db.data(), rows, cols);
@@ -347,7 +347,7 @@ TYPED_TEST(LayerNorm, BackwardIsDeterministicAtAnyThreadCount) {
       EXPECT_EQ(db, first_db) << "run " << run << " with " << 1 + run % 3 << " threads";
     }
   }
-  omp_set_num_threads(threads_before);
+  ag::set_max_threads(threads_before);
 }
 
 // Central finite differences of L = sum(w * layernorm(x; gamma, beta)) in double: this
