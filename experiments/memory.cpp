@@ -5,6 +5,13 @@
 #include <fstream>
 #include <string>
 
+#if defined(__APPLE__)
+#include <sys/sysctl.h>
+#include <sys/types.h>
+#elif defined(__unix__)
+#include <unistd.h>
+#endif
+
 #include "ag/error.hpp"
 #include "trainer.hpp"
 
@@ -32,15 +39,46 @@ double estimated_bytes(const TrainConfig& c, std::int64_t vocab, std::int64_t ev
   return kFloat * (parameters + activations);
 }
 
-double available_bytes() {
-  if (const char* limit = std::getenv("PE_MEMORY_LIMIT_BYTES")) return std::atof(limit);
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  double kilobytes = 0;
-  std::string unit;
-  while (meminfo >> key >> kilobytes >> unit)
-    if (key == "MemAvailable:") return kilobytes * 1024;
-  return 0;
+namespace {
+
+// PE_MEMORY_LIMIT_BYTES as the user wrote it: digits only, so that a typo is not read as 0.
+double limit_from_environment(const char* text) {
+  const std::string value(text);
+  double bytes = 0;
+  bool digits = !value.empty();
+  for (char c : value) {
+    if (c < '0' || c > '9') digits = false;
+    bytes = bytes * 10 + (c - '0');
+  }
+  if (!digits || bytes <= 0)
+    throw ag::Error("PE_MEMORY_LIMIT_BYTES: expected a positive whole number of bytes, got '" +
+                    value + "'");
+  return bytes;
+}
+
+}  // namespace
+
+AvailableMemory available_memory() {
+  if (const char* limit = std::getenv("PE_MEMORY_LIMIT_BYTES"))
+    return {limit_from_environment(limit), "PE_MEMORY_LIMIT_BYTES"};
+  {
+    std::ifstream meminfo("/proc/meminfo");  // Linux and WSL
+    std::string key, unit;
+    double kilobytes = 0;
+    while (meminfo >> key >> kilobytes >> unit)
+      if (key == "MemAvailable:") return {kilobytes * 1024, "available memory"};
+  }
+#if defined(__APPLE__)
+  std::uint64_t total = 0;
+  std::size_t size = sizeof total;
+  if (sysctlbyname("hw.memsize", &total, &size, nullptr, 0) == 0 && total > 0)
+    return {double(total), "total physical memory (macOS does not say what is free)"};
+#elif defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0)
+    return {double(pages) * double(page), "total physical memory (no /proc/meminfo here)"};
+#endif
+  return {0, ""};
 }
 
 namespace {
@@ -53,14 +91,22 @@ std::string gigabytes(double bytes) {
 
 void check_memory(const TrainConfig& config, std::int64_t vocab, std::int64_t eval_length) {
   const double needed = estimated_bytes(config, vocab, eval_length);
-  const double available = available_bytes();
-  if (available <= 0 || needed <= available) return;
+  const AvailableMemory memory = available_memory();
+  if (memory.bytes <= 0) {
+    static bool said = false;  // once per process: evaluation checks every length
+    if (!said)
+      std::fprintf(stderr, "memory: could not read this machine's memory; the estimate of %s "
+                           "is not checked\n", gigabytes(needed).c_str());
+    said = true;
+    return;
+  }
+  if (needed <= memory.bytes) return;
   const std::string what = eval_length > 0
                                ? "evaluating at length " + std::to_string(eval_length)
                                : std::string("training this configuration");
-  throw ag::Error("memory: " + what + " needs about " + gigabytes(needed) + " but only " +
-                  gigabytes(available) +
-                  " is available (a shorter length, a smaller batch or model would fit)");
+  throw ag::Error("memory: " + what + " needs about " + gigabytes(needed) + " but the " +
+                  memory.source + " is " + gigabytes(memory.bytes) +
+                  " (a shorter length, a smaller batch or model would fit)");
 }
 
 }  // namespace pe

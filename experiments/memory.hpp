@@ -3,6 +3,7 @@
 // one-line refusal with the figure, not minutes of swapping followed by bad_alloc.
 #pragma once
 #include <cstdint>
+#include <string>
 
 namespace pe {
 
@@ -16,11 +17,21 @@ struct TrainConfig;
 /// that no product overflows.
 double estimated_bytes(const TrainConfig& config, std::int64_t vocab, std::int64_t eval_length = 0);
 
-/// Bytes this process may use: $PE_MEMORY_LIMIT_BYTES when set (tests), otherwise
-/// MemAvailable from /proc/meminfo (0 when neither can be read: then nothing is refused).
-double available_bytes();
+/// Memory this process may use, and where the figure came from.
+struct AvailableMemory {
+  double bytes = 0;      ///< 0 when nothing could be read: then nothing is refused
+  std::string source;    ///< "MemAvailable in /proc/meminfo", "total physical memory", ...
+};
 
-/// Throws ag::Error with both figures when estimated_bytes(...) exceeds available_bytes().
+/// $PE_MEMORY_LIMIT_BYTES when set (a whole number of bytes; anything else throws ag::Error);
+/// otherwise MemAvailable from /proc/meminfo on Linux (WSL included); otherwise the machine's
+/// physical memory (macOS's hw.memsize, or sysconf where it answers), which is all a portable
+/// program can read there: an upper bound, so the check still catches the typing mistakes it
+/// is for, and its message says which figure it used.
+AvailableMemory available_memory();
+
+/// Throws ag::Error with both figures when estimated_bytes(...) exceeds available_memory().
+/// When no figure could be read, says so once on stderr and refuses nothing.
 void check_memory(const TrainConfig& config, std::int64_t vocab, std::int64_t eval_length = 0);
 
 }  // namespace pe

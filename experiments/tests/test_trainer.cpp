@@ -265,6 +265,28 @@ TEST(Trainer, MemoryEstimateRefusesWhatCannotFit) {
   EXPECT_NO_THROW(Trainer trainer(tiny()));
 }
 
+// The memory figure says where it came from, and a limit that is not a whole number of bytes
+// is an error naming the variable, never a silent 0 (which would switch the check off).
+TEST(Trainer, MemoryLimitFromTheEnvironmentIsCheckedAndNamed) {
+  ::setenv("PE_MEMORY_LIMIT_BYTES", "1000", 1);
+  const AvailableMemory limit = available_memory();
+  EXPECT_EQ(limit.bytes, 1000);
+  EXPECT_EQ(limit.source, "PE_MEMORY_LIMIT_BYTES");
+  EXPECT_NE(error_of([] { Trainer trainer(tiny()); }).find("PE_MEMORY_LIMIT_BYTES is 1e-06 GB"),
+            std::string::npos);
+  for (const char* bad : {"abc", "", "-5", "12GB", "0"}) {
+    ::setenv("PE_MEMORY_LIMIT_BYTES", bad, 1);
+    EXPECT_EQ(error_of([] { available_memory(); }),
+              std::string("PE_MEMORY_LIMIT_BYTES: expected a positive whole number of bytes, got '") +
+                  bad + "'");
+  }
+  ::unsetenv("PE_MEMORY_LIMIT_BYTES");
+  // This machine (Linux in CI) answers from /proc/meminfo.
+  const AvailableMemory machine = available_memory();
+  EXPECT_GT(machine.bytes, 0);
+  EXPECT_FALSE(machine.source.empty());
+}
+
 // A learning rate of 1e3 blows up within a few steps: training stops at the first non-finite
 // loss or gradient, naming the step, and the weights are still those of the last good step.
 TEST(Trainer, DivergenceStopsTrainingAtTheStep) {
