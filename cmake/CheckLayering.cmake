@@ -3,6 +3,7 @@
 # through any other target, on no chapter after NN.
 #
 #   cmake -DSOURCE=<repo> -DBINARY=<scratch dir> -DLAST=<N> [-DGENERATOR=...] [-DCXX=...]
+#         [-DSETTINGS=<initial cache file>]
 #         -P CheckLayering.cmake   configures chapters 0..N (PE_LAST_CHAPTER=N) with
 #                                  --graphviz, then checks the graph
 #   cmake -DDOT=<file.dot> -P CheckLayering.cmake   checks a graph that is already written
@@ -28,6 +29,9 @@ if(NOT DEFINED DOT)
   endif()
   if(CXX)
     list(APPEND arguments -DCMAKE_CXX_COMPILER=${CXX})
+  endif()
+  if(SETTINGS)
+    list(APPEND arguments -C ${SETTINGS})  # the settings of the build that runs the check
   endif()
   execute_process(COMMAND ${CMAKE_COMMAND} ${arguments} RESULT_VARIABLE status
                   OUTPUT_VARIABLE output ERROR_VARIABLE output)

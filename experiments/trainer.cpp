@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "ag/io.hpp"
+#include "ag/numbers.hpp"
 #include "ag/profile.hpp"
 #include "memory.hpp"
 
@@ -185,8 +186,7 @@ std::int64_t whole_integer(const std::string& text, const std::string& where, co
 
 double finite_number(const std::string& text, const std::string& where, const char* key) {
   double value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  ag::check(error == std::errc() && end == text.data() + text.size() && std::isfinite(value),
+  ag::check(ag::parse_double(text, value) && std::isfinite(value),
             "Trainer::resume", "'", where, "': ", key, " must be a finite number, got '",
             text.substr(0, 40), "'");
   return value;

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+#include <memory>
 
 #include "simd.hpp"
 
@@ -17,7 +17,7 @@ namespace {
 
 // Below this many elements a call takes a few microseconds, about what waking an OpenMP
 // team costs, so it runs on the calling thread.
-constexpr std::size_t kParallelThreshold = std::size_t(1) << 15;
+[[maybe_unused]] constexpr std::size_t kParallelThreshold = std::size_t(1) << 15;  // (OpenMP only)
 
 template <class T>
 void layernorm_row(const T* x, const T* gamma, const T* beta, T* y, T* mean_out, T* rstd_out,
@@ -145,8 +145,9 @@ void layernorm_rows_backward(const T* x, const T* gamma, const T* mean, const T*
   const std::size_t blocks = (rows + kBlockRows - 1) / kBlockRows;
   constexpr std::size_t kLine = 64 / sizeof(T);  // elements per 64-byte cache line
   const std::size_t stride = (2 * cols + kLine - 1) / kLine * kLine;
-  std::vector<T> storage(blocks * stride + kLine, T(0));
-  T* partial = storage.data();
+  // (unique_ptr, not vector: libc++'s vector leaves weak helpers in this variant's object file)
+  const std::unique_ptr<T[]> storage(new T[blocks * stride + kLine]());
+  T* partial = storage.get();
   while (reinterpret_cast<std::uintptr_t>(partial) % 64 != 0) ++partial;  // < kLine steps
   const std::ptrdiff_t block_count = static_cast<std::ptrdiff_t>(blocks);
 #pragma omp parallel for schedule(static) if (rows * cols > kParallelThreshold && blocks > 1)

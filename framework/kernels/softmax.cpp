@@ -14,7 +14,7 @@ namespace {
 
 // Below this many elements the whole problem takes a few microseconds, about what waking
 // an OpenMP team costs, so it runs on the calling thread.
-constexpr std::size_t kParallelThreshold = std::size_t(1) << 15;
+[[maybe_unused]] constexpr std::size_t kParallelThreshold = std::size_t(1) << 15;  // (OpenMP only)
 
 // Horizontal maximum of a batch. xsimd 8.1 has hadd but no reduce_max, so store the lanes
 // and scan them; this runs once per row, not once per element.

@@ -35,7 +35,7 @@ void batched_gemm(bool trans_a, bool trans_b, std::int64_t batch, std::int64_t M
     }
     return;
   }
-  const bool worth_threads = batch > 1 && M * N * K >= 32 * 32 * 32;
+  [[maybe_unused]] const bool worth_threads = batch > 1 && M * N * K >= 32 * 32 * 32;
 #pragma omp parallel for schedule(static) if (worth_threads)
   for (std::int64_t i = 0; i < batch; ++i)
     kernels::gemm<T>(trans_a, trans_b, M, N, K, T(1), A + i * stride_a, lda, B + i * stride_b,
