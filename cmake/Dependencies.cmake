@@ -82,13 +82,21 @@ pe_fetched(xsimd fetch_xsimd)
 pe_fetched(xtl fetch_xtl)
 if(NOT fetch_xtensor AND NOT fetch_xsimd AND NOT fetch_xtl)
   # xtensor's package loads the xtl it was built against; xsimd is asked for separately.
-  find_package(xtensor ${PE_XTENSOR_OLDEST} QUIET)
+  # No version in find_package: each package's version file accepts only its own major
+  # release (xsimd 12 would refuse a request for 8.1); the oldest release is checked below.
+  find_package(xtensor QUIET)
   if(xtensor_FOUND)
-    find_package(xsimd ${PE_XSIMD_OLDEST} QUIET)
+    find_package(xsimd QUIET)
     if(NOT xsimd_FOUND)
       pe_missing_message(text "xsimd (for xtensor ${xtensor_VERSION})" "apt install libxsimd-dev"
                          "dnf install xsimd-devel" "xsimd")
       message(FATAL_ERROR "${text}")
+    endif()
+    if(xtensor_VERSION VERSION_LESS PE_XTENSOR_OLDEST OR xsimd_VERSION VERSION_LESS PE_XSIMD_OLDEST)
+      message(FATAL_ERROR "xtensor ${xtensor_VERSION} and xsimd ${xsimd_VERSION} were found, but "
+                          "this book needs xtensor >= ${PE_XTENSOR_OLDEST} and xsimd >= "
+                          "${PE_XSIMD_OLDEST}: update them, or configure with "
+                          "-DPE_FETCH=ALL to build against the pinned releases")
     endif()
     set(PE_MATH_LIBRARIES_FROM "the system")
   endif()
