@@ -74,12 +74,14 @@ std::string table_header(const std::vector<std::string>& first,
   return head + "\n" + rule + "\n";
 }
 
+// The rows of a table as the figures take them: a name and its mean at every length.
+using MeanRows = std::vector<std::pair<std::string, std::vector<pe::LengthResult>>>;
+
 // The line plot of one table: one line per encoding against log2 of the length, and the
 // training length as a vertical line.
-void plot_against_length(
-    const std::string& png, const std::string& title, const std::string& y_label,
-    const std::vector<std::pair<std::string, std::vector<pe::LengthResult>>>& rows,
-    std::pair<double, double> y_range) {
+void plot_against_length(const std::string& png, const std::string& title,
+                         const std::string& y_label, const MeanRows& rows,
+                         std::pair<double, double> y_range) {
   std::vector<pe::Series> series;
   for (const auto& [name, results] : rows) {
     pe::Series s{name, {}, {}};
@@ -122,8 +124,8 @@ void run(const pe::ChapterOptions& options) {
   // Every training, in one list (length_plan.hpp). --fast keeps one seed.
   const std::int64_t seeds = options.fast ? 1 : kSeeds;
   const std::vector<std::int64_t>& lengths = options.fast ? kFastLengths : kLengths;
-  const std::vector<LengthRun> plan =
-      plan_length_runs(options.out, options.seed, seeds, options.steps, train_text, vocabulary.size());
+  const std::vector<LengthRun> plan = plan_length_runs(
+      options.out, options.seed, seeds, options.steps, train_text, vocabulary.size());
   std::vector<pe::PlannedRun> planned;
   for (const LengthRun& p : plan) planned.push_back(p.run);
   const std::vector<pe::FinishedRun> finished = pe::run_or_reuse(planned, !options.retrain, 2);
@@ -226,9 +228,9 @@ void run(const pe::ChapterOptions& options) {
                     " tokens at each length), ") +
         over;
     std::pair<double, double> y_range{0.0, 1.0};
-    auto set_y_range = [&](const std::vector<std::pair<std::string, std::vector<pe::LengthResult>>>&
-                               means) {
-      if (!text) return;  // the y axis reaches the worst mean, so that no line leaves the figure
+    // On text the y axis reaches the worst mean, so that no line leaves the figure.
+    auto set_y_range = [&](const MeanRows& means) {
+      if (!text) return;
       double worst = 4;
       for (const auto& [name, row] : means)
         for (const auto& r : row)
@@ -237,7 +239,7 @@ void run(const pe::ChapterOptions& options) {
     };
 
     std::string table = table_header({"encoding"}, lengths);
-    std::vector<std::pair<std::string, std::vector<pe::LengthResult>>> means;
+    MeanRows means;
     for (const Variant& v : kVariants) {
       const auto [cells, row] = row_of(v);
       table += "| " + v.name + " |" + cells + "\n";
@@ -254,7 +256,7 @@ void run(const pe::ChapterOptions& options) {
 
     // [head-width]
     std::string heads_table = table_header({"encoding", "heads × width"}, lengths);
-    std::vector<std::pair<std::string, std::vector<pe::LengthResult>>> head_means;
+    MeanRows head_means;
     for (const Variant& wide : kHeadWidthVariants) {
       for (const Variant& v : kVariants) {
         if (v.encoding != wide.encoding || v.layers != wide.layers) continue;

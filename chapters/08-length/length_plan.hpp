@@ -16,7 +16,7 @@ namespace pe::ch08 {
 constexpr std::int64_t kTrainLength = 32;
 inline const std::vector<std::int64_t> kLengths = {32, 64, 128, 256, 512};
 inline const std::vector<std::string> kTasks = {"shiftk", "copy", "charlm"};
-constexpr std::int64_t kSeeds = 3;  // seeds of every row; the tables give mean and spread
+constexpr std::int64_t kSeeds = 3;        // seeds of every row; the tables give mean and spread
 constexpr std::int64_t kFastSteps = 200;  // --fast: one seed of 200 steps, lengths to 256
 inline const std::vector<std::int64_t> kFastLengths = {32, 64, 128, 256};
 constexpr std::int64_t kScoredCharacters = 2048;  // held-out characters at every length
@@ -51,10 +51,9 @@ inline const std::vector<Variant> kVariants = {{"none (1 layer)", "none", 1},
 // The same width cut into 2 heads of width 32: the same parameters and the same work in every
 // linear layer, only the split differs. RoPE gets 16 rotation planes per head instead of 4,
 // ALiBi the slopes of 2 heads (1/16 and 1/256); the sinusoid is the row RoPE is compared with.
-inline const std::vector<Variant> kHeadWidthVariants = {
-    {"sinusoidal, 2 heads", "sinusoidal", 2, 2},
-    {"rope, 2 heads", "rope", 2, 2},
-    {"alibi, 2 heads", "alibi", 2, 2}};
+inline const std::vector<Variant> kHeadWidthVariants = {{"sinusoidal, 2 heads", "sinusoidal", 2, 2},
+                                                        {"rope, 2 heads", "rope", 2, 2},
+                                                        {"alibi, 2 heads", "alibi", 2, 2}};
 
 // A small model, so that the 108 trainings (12 rows, 3 tasks, 3 seeds) fit in about twenty
 // minutes on two cores: width 64, heads as the row says, feed-forward 256.
