@@ -10,8 +10,9 @@
 
 namespace pe {
 
-/// A parameter "table" [max_len, C], initialised N(0, 0.02^2) (GPT-2's init), through the
-/// embed hook. Positions at or past max_len are an ag::Error naming both numbers.
+/// A parameter "table" [max_len, C], initialised N(0, 0.02^2) (Hugging Face's GPT-2 init;
+/// OpenAI's GPT-2 code draws its position table with 0.01), through the embed hook.
+/// Positions at or past max_len are an ag::Error naming both numbers.
 class LearnedEncoding : public PositionalEncoding {
  public:
   /// \param max_len the table's rows: the longest sequence it can encode  \param width C

@@ -1,8 +1,10 @@
 // Chapter 8's experiment: every encoding of the book trained at length 32 and evaluated,
 // without retraining, at 32, 64, 128, 256 and 512, on ShiftK (the answer 4 tokens back), Copy
 // (the answer half a sequence back) and a character language model on the fortunes corpus
-// (bits per character on held-out text, several seeds). Then attention at 4x the training
-// length, and a probe of position in the NoPE models past their training length.
+// (bits per character on held-out text, several seeds). Beside the rows of 8 heads of width 8,
+// the sinusoid, RoPE and ALiBi again with 2 heads of width 32 (the same width 64): does the
+// width of a head decide how RoPE extrapolates? Then attention at 4x the training length, a
+// probe of position in the NoPE models past their training length, and RoPE's scaling rules.
 //
 //   ch08_experiment [--steps N] [--seed S] [--out DIR] [--retrain]   (--help for more)
 //
@@ -23,6 +25,7 @@
 #include "extrapolation.hpp"
 #include "figures.hpp"
 #include "fortunes_corpus.hpp"
+#include "length_plan.hpp"
 #include "length_probe.hpp"
 #include "run.hpp"
 
@@ -30,66 +33,7 @@ namespace {
 
 using nlohmann::json;
 
-// [length-plan]
-constexpr std::int64_t kTrainLength = 32;
-const std::vector<std::int64_t> kLengths = {32, 64, 128, 256, 512};
-const std::vector<std::string> kTasks = {"shiftk", "copy", "charlm"};
-constexpr std::int64_t kSeeds = 3;  // seeds of every row; the tables give mean and spread
-constexpr std::int64_t kFastSteps = 200;  // --fast: one seed of 200 steps, lengths to 256
-const std::vector<std::int64_t> kFastLengths = {32, 64, 128, 256};
-constexpr std::int64_t kScoredCharacters = 2048;  // held-out characters at every length
-constexpr std::int64_t kSyntheticTokens = 1024;   // held-out tokens at every length
-// RoPE's context extension: the charlm RoPE model of seed 1 under each scaling rule, set for
-// 8 times the training length, evaluated up to 256, without and after a fine-tune of
-// kFineTuneSteps steps on sequences of 256.
-const std::vector<std::string> kScalings = {"none", "linear", "ntk", "dynamic", "yarn"};
-const std::vector<std::int64_t> kScalingLengths = {32, 64, 128, 256};
-constexpr double kScale = 8;
-constexpr std::int64_t kFineTuneSteps = 20;
-
-// One row of the tables: an encoding and its depth.
-struct Variant {
-  std::string name, encoding;
-  std::int64_t layers;
-};
-const std::vector<Variant> kVariants = {{"none (1 layer)", "none", 1},
-                                        {"none (8 layers)", "none", 8},
-                                        {"sinusoidal", "sinusoidal", 2},
-                                        {"learned", "learned", 2},
-                                        {"shaw", "shaw", 2},
-                                        {"xl", "xl", 2},
-                                        {"t5", "t5", 2},
-                                        {"rope", "rope", 2},
-                                        {"alibi", "alibi", 2}};
-
-// A small model, so that 81 trainings (9 rows, 3 tasks, 3 seeds) fit in well under half an hour
-// on two cores: width 64, 8 heads of width 8 (ALiBi's paper uses 8 heads), feed-forward 256.
-pe::TrainConfig length_config(const Variant& v, const std::string& task, std::int64_t steps,
-                              std::uint64_t seed) {
-  pe::TrainConfig c;
-  c.task = task;
-  c.encoding = v.encoding;
-  c.model.layers = v.layers;
-  c.model.width = 64;
-  c.model.heads = 8;
-  c.model.ffn_width = 256;
-  c.length = kTrainLength;
-  c.batch = 32;
-  c.steps = steps;
-  c.warmup = std::min<std::int64_t>(100, steps / 10);
-  c.lr = 3e-3;
-  c.seed = seed;
-  c.eval_every = steps;   // one evaluation, at the end: the curve is not this chapter's question
-  c.eval_sequences = 64;  // the run's own check at length 32
-  return c;
-}
-// [length-plan]
-
-std::string run_folder(const std::string& out, const std::string& task, const Variant& v,
-                       std::uint64_t seed) {
-  return out + "/runs/" + task + "/" + v.encoding + "-l" + std::to_string(v.layers) + "-s" +
-         std::to_string(seed);
-}
+using namespace pe::ch08;
 
 json result_json(const pe::LengthResult& r) {
   if (!r.ran) return {{"length", r.length}, {"error", r.error}};
@@ -116,8 +60,13 @@ std::pair<double, double> mean_sd(const std::vector<double>& values) {
   return {mean, values.size() > 1 ? std::sqrt(ss / double(values.size() - 1)) : 0.0};
 }
 
-std::string table_header(const std::string& first, const std::vector<std::int64_t>& lengths) {
-  std::string head = "| " + first + " |", rule = "|---|";
+std::string table_header(const std::vector<std::string>& first,
+                         const std::vector<std::int64_t>& lengths) {
+  std::string head = "|", rule = "|";
+  for (const std::string& column : first) {
+    head += " " + column + " |";
+    rule += "---|";
+  }
   for (auto L : lengths) {
     head += " " + std::to_string(L) + (L == kTrainLength ? " (train)" : "") + " |";
     rule += "---|";
@@ -125,12 +74,14 @@ std::string table_header(const std::string& first, const std::vector<std::int64_
   return head + "\n" + rule + "\n";
 }
 
+// The rows of a table as the figures take them: a name and its mean at every length.
+using MeanRows = std::vector<std::pair<std::string, std::vector<pe::LengthResult>>>;
+
 // The line plot of one table: one line per encoding against log2 of the length, and the
 // training length as a vertical line.
-void plot_against_length(
-    const std::string& png, const std::string& title, const std::string& y_label,
-    const std::vector<std::pair<std::string, std::vector<pe::LengthResult>>>& rows,
-    std::pair<double, double> y_range) {
+void plot_against_length(const std::string& png, const std::string& title,
+                         const std::string& y_label, const MeanRows& rows,
+                         std::pair<double, double> y_range) {
   std::vector<pe::Series> series;
   for (const auto& [name, results] : rows) {
     pe::Series s{name, {}, {}};
@@ -170,21 +121,13 @@ void run(const pe::ChapterOptions& options) {
       long(corpus.dropped_bytes), long(corpus.train_fortunes), corpus.train.size(),
       long(corpus.held_out_fortunes), corpus.held_out.size(), long(vocabulary.size()));
 
-  // Every training, in one list, seed by seed: all of seed 1 first, so that an interrupted
-  // run leaves whole tables behind. --fast keeps one seed.
+  // Every training, in one list (length_plan.hpp). --fast keeps one seed.
   const std::int64_t seeds = options.fast ? 1 : kSeeds;
   const std::vector<std::int64_t>& lengths = options.fast ? kFastLengths : kLengths;
+  const std::vector<LengthRun> plan = plan_length_runs(
+      options.out, options.seed, seeds, options.steps, train_text, vocabulary.size());
   std::vector<pe::PlannedRun> planned;
-  for (std::int64_t s = 0; s < seeds; ++s)
-    for (const std::string& task : kTasks)
-      for (const Variant& v : kVariants) {
-        pe::TrainConfig c = length_config(v, task, options.steps, options.seed + s);
-        if (task == std::string("charlm")) {
-          c.task_options["corpus"] = train_text;
-          c.model.vocab = vocabulary.size();  // what the task sets, so a finished run matches
-        }
-        planned.push_back({c, run_folder(options.out, task, v, options.seed + s)});
-      }
+  for (const LengthRun& p : plan) planned.push_back(p.run);
   const std::vector<pe::FinishedRun> finished = pe::run_or_reuse(planned, !options.retrain, 2);
 
   json& summary = pe::experiment_summary();
@@ -194,6 +137,11 @@ void run(const pe::ChapterOptions& options) {
   summary["model"] = {{"width", shape.model.width},     {"heads", shape.model.heads},
                       {"ffn_width", shape.model.ffn_width}, {"batch", shape.batch},
                       {"lr", shape.lr},                 {"layers", "2 (none: 1 and 8)"}};
+  json head_width_rows = json::array();
+  for (const Variant& v : kHeadWidthVariants) head_width_rows.push_back(v.encoding);
+  summary["model"]["head_width_rows"] = {{"heads", kHeadWidthVariants.front().heads},
+                                         {"head_width", kWidth / kHeadWidthVariants.front().heads},
+                                         {"encodings", head_width_rows}};
   summary["seeds"] = seeds;
   summary["fast"] = options.fast;
   summary["corpus"] = {{"folder", pe::kFortunesFolder},
@@ -210,14 +158,12 @@ void run(const pe::ChapterOptions& options) {
   std::string tables;
 
   // [evaluate-lengths]
-  std::map<std::string, std::unique_ptr<pe::Trainer>> seed1_models;  // "task/encoding-lN"
-  // results[task][k][s]: variant k's results at every length, for seed s
-  std::map<std::string, std::vector<std::vector<std::vector<pe::LengthResult>>>> results;
-  for (const std::string& task : kTasks) results[task].resize(kVariants.size());
+  std::map<std::string, std::unique_ptr<pe::Trainer>> seed1_models;  // "task/rope-l2"
+  // results[task][row name][s]: the row's results at every length, for seed s
+  std::map<std::string, std::map<std::string, std::vector<std::vector<pe::LengthResult>>>> results;
   for (std::size_t r = 0; r < finished.size(); ++r) {
     const pe::TrainConfig& c = finished[r].config;
-    const std::size_t k = r % kVariants.size();
-    const Variant& v = kVariants[k];
+    const Variant& v = plan[r].variant;
     auto trainer = pe::Trainer::resume(finished[r].summary.out_dir + "/checkpoint.agt");
     std::vector<pe::LengthResult> at_lengths;
     if (c.task == "charlm") {
@@ -230,78 +176,112 @@ void run(const pe::ChapterOptions& options) {
     for (const auto& result : at_lengths) runs_json.push_back(result_json(result));
     summary["runs"][c.task][v.name]["seed " + std::to_string(c.seed)] = {
         {"train_seconds", finished[r].summary.train_seconds}, {"results", runs_json}};
-    results[c.task][k].push_back(at_lengths);
-    if (c.seed == options.seed)
-      seed1_models[c.task + "/" + v.encoding + "-l" + std::to_string(v.layers)] =
-          std::move(trainer);
+    results[c.task][v.name].push_back(at_lengths);
+    if (c.seed == options.seed) seed1_models[c.task + "/" + run_name(v)] = std::move(trainer);
   }
   // [evaluate-lengths]
 
   // One table and one figure per task: the mean over the seeds at every length (accuracy on the
   // synthetic tasks, bits per character on text), and the spread when there are several seeds.
+  // Then the head-width table of the task: each row of kHeadWidthVariants under its row of 8
+  // heads.
+  const std::string over =
+      seeds == 1 ? "seed " + std::to_string(options.seed)
+                 : "mean ± standard deviation over " + std::to_string(seeds) + " seeds";
+  const std::string figure_seeds =
+      seeds == 1 ? std::string("one seed") : "mean of " + std::to_string(seeds) + " seeds";
   for (const std::string& task : kTasks) {
     const bool text = task == std::string("charlm");
     const std::string metric = text ? "bits" : "accuracy";
-    std::string table = table_header("encoding", lengths);
-    std::vector<std::pair<std::string, std::vector<pe::LengthResult>>> means;
-    for (std::size_t k = 0; k < kVariants.size(); ++k) {
-      const Variant& v = kVariants[k];
-      table += "| " + v.name + " |";
+    // The cells of one row (mean ± sd at every length), its means for the figure, and the
+    // means in the summary.
+    auto row_of = [&](const Variant& v) {
+      std::string cells;
       std::vector<pe::LengthResult> row;
       for (std::size_t i = 0; i < lengths.size(); ++i) {
         std::vector<double> values;
         pe::LengthResult mean;
         mean.length = lengths[i];
-        for (const auto& seed_results : results[task][k]) {
+        for (const auto& seed_results : results[task][v.name]) {
           const pe::LengthResult& one = seed_results[i];
           if (!one.ran) mean.error = one.error;
           values.push_back(text ? one.bits : one.accuracy);
         }
         if (!mean.error.empty()) {
-          table += " " + pe::cannot_run_cell(mean.error) + " |";
+          cells += " " + pe::cannot_run_cell(mean.error) + " |";
         } else {
           const auto [m, sd] = mean_sd(values);
           mean.ran = true;
           (text ? mean.bits : mean.accuracy) = m;
           summary["means"][task][v.name][std::to_string(lengths[i])] = {
               {metric, m}, {"sd", sd}, {"seeds", values.size()}};
-          table += " " + fixed(m, 3) + (values.size() > 1 ? " ± " + fixed(sd, 3) : "") + " |";
+          cells += " " + fixed(m, 3) + (values.size() > 1 ? " ± " + fixed(sd, 3) : "") + " |";
         }
         row.push_back(mean);
       }
-      table += "\n";
-      means.push_back({v.name, row});
-    }
-    summary["tables"][task] = pe::split_lines(table);
-    const std::string over =
-        seeds == 1 ? "seed " + std::to_string(options.seed)
-                   : "mean ± standard deviation over " + std::to_string(seeds) + " seeds";
-    tables += "\n" + task + ": " +
-              (text ? "held-out bits per character (" + std::to_string(kScoredCharacters) +
-                          " characters at each length), "
-                    : "held-out token accuracy (" + std::to_string(kSyntheticTokens) +
-                          " tokens at each length), ") +
-              over + "\n\n" + table;
+      return std::make_pair(cells, row);
+    };
+    const std::string what =
+        (text ? "held-out bits per character (" + std::to_string(kScoredCharacters) +
+                    " characters at each length), "
+              : "held-out token accuracy (" + std::to_string(kSyntheticTokens) +
+                    " tokens at each length), ") +
+        over;
     std::pair<double, double> y_range{0.0, 1.0};
-    if (text) {  // the y axis reaches the worst mean, so that no line leaves the figure
+    // On text the y axis reaches the worst mean, so that no line leaves the figure.
+    auto set_y_range = [&](const MeanRows& means) {
+      if (!text) return;
       double worst = 4;
       for (const auto& [name, row] : means)
         for (const auto& r : row)
           if (r.ran && std::isfinite(r.bits)) worst = std::max(worst, r.bits);
       y_range = {1.5, std::ceil(worst + 0.5)};
+    };
+
+    std::string table = table_header({"encoding"}, lengths);
+    MeanRows means;
+    for (const Variant& v : kVariants) {
+      const auto [cells, row] = row_of(v);
+      table += "| " + v.name + " |" + cells + "\n";
+      means.push_back({v.name, row});
     }
+    summary["tables"][task] = pe::split_lines(table);
+    tables += "\n" + task + ": " + what + "\n\n" + table;
+    set_y_range(means);
     const std::string title = text ? "fortunes: bits per character" : task + ": held-out accuracy";
-    plot_against_length(options.out + "/" + (text ? std::string("charlm_bits") : task + "_accuracy") +
-                            ".png",
-                        title + ", trained at length 32 (" +
-                            (seeds == 1 ? std::string("one seed")
-                                        : "mean of " + std::to_string(seeds) + " seeds") +
-                            ")",
+    const std::string figure = text ? std::string("charlm_bits") : task + "_accuracy";
+    plot_against_length(options.out + "/" + figure + ".png",
+                        title + ", trained at length 32 (" + figure_seeds + ")",
                         text ? "bits per character" : "accuracy", means, y_range);
+
+    // [head-width]
+    std::string heads_table = table_header({"encoding", "heads × width"}, lengths);
+    MeanRows head_means;
+    for (const Variant& wide : kHeadWidthVariants) {
+      for (const Variant& v : kVariants) {
+        if (v.encoding != wide.encoding || v.layers != wide.layers) continue;
+        for (const Variant& row : {v, wide}) {
+          const auto [cells, means_of_row] = row_of(row);
+          const std::string split =
+              std::to_string(row.heads) + " × " + std::to_string(kWidth / row.heads);
+          heads_table += "| " + row.encoding + " | " + split + " |" + cells + "\n";
+          head_means.push_back({row.encoding + ", " + split, means_of_row});
+        }
+      }
+    }
+    // [head-width]
+    summary["tables"]["heads_" + task] = pe::split_lines(heads_table);
+    tables += "\n" + task + ", heads of width " + std::to_string(kWidth / kHeads) + " and " +
+              std::to_string(kWidth / kHeadWidthVariants.front().heads) + " (width " +
+              std::to_string(kWidth) + "): " + what + "\n\n" + heads_table;
+    set_y_range(head_means);
+    plot_against_length(options.out + "/heads_" + figure + ".png",
+                        title + ", heads of 8 and 32 (" + figure_seeds + ")",
+                        text ? "bits per character" : "accuracy", head_means, y_range);
   }
 
   // Attention at 4x the training length, on ShiftK.
-  for (const std::string name : {"rope-l2", "alibi-l2", "none-l1"}) {
+  for (const std::string name : {"rope-l2", "rope-l2-h2", "alibi-l2", "none-l1"}) {
     pe::write_attention_figure(*seed1_models.at("shiftk/" + name), 4 * kTrainLength,
                                options.out + "/attention_128_" + name + ".png");
   }

@@ -56,7 +56,7 @@ struct Blocking {
 #endif
   static constexpr std::size_t MR = 6;
   static constexpr std::size_t NR = kVectorsPerRow * kWidth<T>;
-  // One B micro-panel (KC x NR: 32 KiB for float; 96 KiB on AVX-512, so there it is L2's)
+  // One B micro-panel (KC x NR: 16 KiB for float; 96 KiB on AVX-512, so there it is L2's)
   // stays close while the A block streams past it.
   // Measured on Zen 5 (48 KiB L1d, 1 MiB L2): with AVX2, KC from 192 to 512 and MC from 96
   // to 384 are all within a few percent; these sit in the middle. With AVX-512, KC = 384

@@ -128,7 +128,8 @@ TEST_F(Length, ProbeBandsHaveOneScorePerLayerAndBand) {
     ASSERT_EQ(layer.size(), 2u);
     for (const ProbeScore& s : layer) EXPECT_TRUE(std::isfinite(s.r2) && std::isfinite(s.mae));
   }
-  // The embedding of NoPE holds no position: its probe cannot beat a band's mean.
-  EXPECT_LT(bands[0][1].r2, 0.5);
+  // The embedding of NoPE holds no position: in no band does its probe come near resolving
+  // the positions (R^2 1), whatever the band's place.
+  for (const ProbeScore& s : bands[0]) EXPECT_LT(s.r2, 0.5);
   EXPECT_THROW(probe_position_bands(trainer.model(), tokens, 16, 5), ag::Error);
 }
