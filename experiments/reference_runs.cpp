@@ -1,7 +1,8 @@
 #include "reference_runs.hpp"
 
 #include <cstdio>
-#include <filesystem>
+
+#include "ag/files.hpp"
 
 #include "summary.hpp"
 
@@ -29,7 +30,7 @@ std::vector<ReferenceRun> train_reference_runs(const std::string& encoding,
     planned.push_back({config, options.out + "/" + task + suffix});
   }
   std::vector<ReferenceRun> runs;
-  for (FinishedRun& finished : run_or_reuse(planned, !options.retrain)) {
+  for (FinishedRun& finished : run_or_reuse(planned, options.run_list())) {
     ReferenceRun run;
     run.line = result_line(finished);
     run.config = finished.config;
@@ -38,10 +39,10 @@ std::vector<ReferenceRun> train_reference_runs(const std::string& encoding,
     run.trainer = Trainer::resume(run.run_dir + "/checkpoint.agt");
     run.attention = mean_attention(*run.trainer, run.config.length, 256);
     record_summary_run(run.config.task + suffix, finished, run.trainer.get(), &run.attention);
-    std::filesystem::copy_file(
-        run.run_dir + "/attention.png",
-        options.out + "/attention_" + run.config.task + suffix + ".png",
-        std::filesystem::copy_options::overwrite_existing);
+    // Copied whole or not at all, as every file a run writes.
+    const std::string figure = run.run_dir + "/attention.png";
+    ag::write_file_atomically(options.out + "/attention_" + run.config.task + suffix + ".png",
+                              ag::read_file(figure, 256u << 20, "attention figure"));
     runs.push_back(std::move(run));
   }
   return runs;

@@ -185,7 +185,7 @@ void run(const pe::ChapterOptions& options) {
         }
         planned.push_back({c, run_folder(options.out, task, v, options.seed + s)});
       }
-  const std::vector<pe::FinishedRun> finished = pe::run_or_reuse(planned, !options.retrain, 2);
+  const std::vector<pe::FinishedRun> finished = pe::run_or_reuse(planned, options.run_list(2));
 
   json& summary = pe::experiment_summary();
   summary["train_length"] = kTrainLength;
