@@ -253,12 +253,13 @@ void run_gnuplot(const std::string& script, const std::string& png_path, const c
       reason = std::string("cannot put it in place: ") + std::strerror(errno);
     } else {
       reason = "the PNG it wrote is incomplete: " + problem;
-      if (const std::string said = first_error(errors_path); !said.empty())
+      if (const std::string said = first_error(errors_path);
+          !said.empty() && said.rfind("Warning", 0) != 0)
         reason += " (gnuplot: " + said + ")";
       const fs::path path(png_path);
       const long long free = free_bytes(path.has_parent_path() ? path.parent_path() : ".");
       if (free >= 0 && free < (1 << 20))
-        reason += "; No space left on device? " + std::to_string(free / 1024) + " KB free";
+        reason += "; the disk is full (" + std::to_string(free / 1024) + " KB free)";
     }
   } else {
     reason = code == 127 ? "could not run '" + program + "'" : first_error(errors_path);

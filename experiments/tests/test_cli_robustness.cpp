@@ -26,6 +26,7 @@ namespace {
 
 using pe_test::Outcome;
 using pe_test::run;
+using pe_test::start;
 
 std::string temp_dir(const std::string& name) {
   const std::string dir = ::testing::TempDir() + "pe_robust_" + name;
@@ -49,17 +50,6 @@ void expect_same_tensors(const std::string& a, const std::string& b) {
   }
   EXPECT_EQ(x.metadata.at("steps_done"), y.metadata.at("steps_done"));
   EXPECT_EQ(x.metadata.at("data_rng"), y.metadata.at("data_rng"));
-}
-
-// Starts pe with these arguments in the background (output discarded); returns its pid.
-pid_t start(const std::string& args) {
-  const std::string command = "exec " + std::string(PE_BINARY) + " " + args + " >/dev/null 2>&1";
-  const pid_t pid = fork();
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  return pid;
 }
 
 }  // namespace
