@@ -60,7 +60,8 @@ FolderLock::FolderLock(const std::string& folder, const std::string& op)
     }
     // The holder before us may have removed the file between our open and our lock: then we
     // hold a file no one else will look at, and must lock the one in the folder instead.
-    struct stat held {}, named {};
+    struct stat held {
+    }, named{};
     if (::fstat(fd_, &held) == 0 && ::stat(path_.c_str(), &named) == 0 &&
         held.st_dev == named.st_dev && held.st_ino == named.st_ino)
       break;
@@ -72,12 +73,14 @@ FolderLock::FolderLock(const std::string& folder, const std::string& op)
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
   // A failure here costs only the pid in a second writer's message: the lock itself holds.
-  const bool written = ::ftruncate(fd_, 0) == 0 &&
-                       ::pwrite(fd_, pid.data(), pid.size(), 0) == ssize_t(pid.size());
+  const bool written =
+      ::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, pid.data(), pid.size(), 0) == ssize_t(pid.size());
   static_cast<void>(written);
 }
 
-FolderLock::~FolderLock() { release(); }
+FolderLock::~FolderLock() {
+  release();
+}
 
 void FolderLock::abandon() {
   release();

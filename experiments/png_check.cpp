@@ -47,14 +47,13 @@ std::string png_problem(const std::string& path) {
     if (length > bytes.size() - at - 12) return "it ends inside a chunk (no IEND)";
     const unsigned char* type = &bytes[at + 4];
     const std::string name(reinterpret_cast<const char*>(type), 4);
-    if (index == 0 && (name != "IHDR" || length != 13 || big_endian(type + 4) == 0 ||
-                       big_endian(type + 8) == 0))
+    if (index == 0 &&
+        (name != "IHDR" || length != 13 || big_endian(type + 4) == 0 || big_endian(type + 8) == 0))
       return "its first chunk is not a valid IHDR header";
     if (crc32(type, 4 + length) != big_endian(type + 4 + length))
       return "chunk " + std::to_string(index) + " (" + name + ") has a wrong CRC";
     at += 12 + length;
-    if (name == "IEND")
-      return at == bytes.size() ? "" : "it has bytes after its IEND chunk";
+    if (name == "IEND") return at == bytes.size() ? "" : "it has bytes after its IEND chunk";
   }
 }
 

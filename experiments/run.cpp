@@ -187,8 +187,8 @@ void remove_stale_temporaries(const std::string& folder) {
 
 // The files a run writes into its folder (run.hpp), run.json first: a folder without it holds
 // no finished run, so it is the first to go when a new run starts there.
-const char* const kRunFiles[] = {"run.json",      "history.csv", "attention.png",
-                                 "curves.png",    "curves-loss.png", "checkpoint.agt"};
+const char* const kRunFiles[] = {"run.json",   "history.csv",     "attention.png",
+                                 "curves.png", "curves-loss.png", "checkpoint.agt"};
 
 // Removes what the run the folder held left behind (never any other file), so that nothing
 // stale (a figure of the old model beside a run of the new one) remains. A resumed run keeps
@@ -356,7 +356,8 @@ std::string differences(const nlohmann::json& there, const nlohmann::json& here,
   std::string out;
   int shown = 0, more = 0;
   for (const std::string& key : keys) {
-    const nlohmann::json a = there.value(key, nlohmann::json()), b = here.value(key, nlohmann::json());
+    const nlohmann::json a = there.value(key, nlohmann::json());
+    const nlohmann::json b = here.value(key, nlohmann::json());
     if (a == b) continue;
     if (shown == 4) {
       ++more;
@@ -401,7 +402,8 @@ void check_previous_run(const TrainConfig& config, const std::string& out_dir, b
       const ag::TensorFile file = ag::load_tensor_file(checkpoint);
       const SavedProgress saved = read_saved_progress(file.metadata, checkpoint);
       there = nlohmann::json(saved.config);
-      what = "an unfinished run (its checkpoint is at step " + std::to_string(saved.steps_done) + ")";
+      what = "an unfinished run (its checkpoint is at step " + std::to_string(saved.steps_done) +
+             ")";
     } catch (const ag::Error&) {
       return;  // a checkpoint that does not read back holds nothing to keep
     }

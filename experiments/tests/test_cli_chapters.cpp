@@ -59,11 +59,15 @@ void expect_one_line_error(const Outcome& o, const std::string& fragment,
 TEST(CliChapters, NumbersAreCheckedAsWritten) {
   const std::string out = " --out " + temp_dir("numbers") + "/out";
   const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
-      {CH00_BINARY, "--steps 99999999999", "--steps: expected a whole number from 1 to 1000000, got '99999999999'"},
-      {CH00_BINARY, "--seed -1", "--seed: expected a whole number from 0 to 18446744073709551615, got '-1'"},
+      {CH00_BINARY, "--steps 99999999999",
+       "--steps: expected a whole number from 1 to 1000000, got '99999999999'"},
+      {CH00_BINARY, "--seed -1",
+       "--seed: expected a whole number from 0 to 18446744073709551615, got '-1'"},
       {CH00_BINARY, "--steps ''", "--steps: expected a whole number from 1 to 1000000, got ''"},
-      {CH02_BINARY, "--steps 99999999999", "--steps: expected a whole number from 1 to 1000000000, got '99999999999'"},
-      {CH02_BINARY, "--seed 18446744073709551616", "--seed: expected a whole number from 1 to 9223372036854775807, got '18446744073709551616'"},
+      {CH02_BINARY, "--steps 99999999999",
+       "--steps: expected a whole number from 1 to 1000000000, got '99999999999'"},
+      {CH02_BINARY, "--seed 18446744073709551616",
+       "--seed: expected a whole number from 1 to 9223372036854775807, got '18446744073709551616'"},
       {CH02_BINARY, "--steps 5 --steps 6", "--steps was given 2 times; give it once"},
   };
   for (const auto& [program, args, error] : cases) {
@@ -83,7 +87,8 @@ TEST(CliChapters, OutputPathsAreCheckedBeforeAnyWork) {
       {"--out " + out + " --summary " + dir + "/missing/summary.json",
        "--summary: cannot write '" + dir + "/missing/summary.json': folder '" + dir +
            "/missing' does not exist"},
-      {"--out " + out + " --summary " + dir, "--summary: cannot write '" + dir + "': it is a folder"},
+      {"--out " + out + " --summary " + dir,
+       "--summary: cannot write '" + dir + "': it is a folder"},
   };
   for (const auto& [args, error] : cases) {
     expect_one_line_error(run_program(CH02_BINARY, "--steps 2 " + args), error, args);
@@ -115,8 +120,8 @@ TEST(CliChapters, SecondWriterOfAFolderIsRefused) {
   ASSERT_TRUE(locked) << "the first program never took the lock";
   expect_one_line_error(run_program(CH00_BINARY, "--out " + out),
                         "ch00_experiment: the output folder '" + out +
-                            "' is being written by another process (pid " +
-                            std::to_string(holder) + ")");
+                            "' is being written by another process (pid " + std::to_string(holder) +
+                            ")");
   expect_one_line_error(run_program(CH02_BINARY, "--steps 2 --out " + out),
                         "(pid " + std::to_string(holder) + ")");
   kill(holder, SIGKILL);

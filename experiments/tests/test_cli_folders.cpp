@@ -41,8 +41,8 @@ std::string temp_dir(const std::string& name) {
 // A run of a fraction of a second; `steps` makes it as long as a test needs.
 std::string tiny(int steps, int seed) {
   return "train --width 16 --ffn 32 --length 8 --batch 4 --warmup 1 --eval-every 1000 "
-         "--eval-sequences 8 --quiet --steps " + std::to_string(steps) + " --seed " +
-         std::to_string(seed);
+         "--eval-sequences 8 --quiet --steps " +
+         std::to_string(steps) + " --seed " + std::to_string(seed);
 }
 
 std::string read(const std::string& path) {
@@ -110,7 +110,8 @@ TEST(CliFolders, TwoWritersStartedTogetherExactlyOneRuns) {
     const pid_t a = start(tiny(300, 1) + " --no-figures --out " + out);
     const pid_t b = start(tiny(300, 2) + " --no-figures --out " + out);
     const int status_a = wait_for(a), status_b = wait_for(b);
-    ASSERT_EQ((status_a == 0) + (status_b == 0), 1) << "exit statuses " << status_a << ", " << status_b;
+    ASSERT_EQ((status_a == 0) + (status_b == 0), 1)
+        << "exit statuses " << status_a << ", " << status_b;
     EXPECT_EQ(status_a + status_b, 1) << "the refused one exits 1";
     std::ifstream in(out + "/run.json");
     EXPECT_EQ(nlohmann::json::parse(in)["seed"], status_a == 0 ? 1 : 2);
@@ -120,8 +121,10 @@ TEST(CliFolders, TwoWritersStartedTogetherExactlyOneRuns) {
 // Two tables on one folder: the second is refused before it trains anything.
 TEST(CliFolders, SecondTableOnAFolderIsRefused) {
   const std::string dir = temp_dir("two_tables"), out = dir + "/table";
-  const pid_t holder = start("table --encodings none --tasks shiftk --steps 1000000 --jobs 1 "
-                             "--out " + out);
+  const pid_t holder = start(
+      "table --encodings none --tasks shiftk --steps 1000000 --jobs 1 "
+      "--out " +
+      out);
   ASSERT_TRUE(wait_for_lock(out, holder));
   expect_one_line_error(run("table --encodings rope --tasks shiftk --steps 2 --out " + out),
                         "is being written by another process (pid " + std::to_string(holder));
@@ -134,9 +137,9 @@ TEST(CliFolders, SecondTableOnAFolderIsRefused) {
 // failed on a shared probe file): a name given twice is refused before anything is made.
 TEST(CliFolders, TableRefusesARowGivenTwice) {
   const std::string dir = temp_dir("duplicates");
-  for (const std::string args : {"--encodings none,none --tasks shiftk",
-                                  "--encodings none --tasks shiftk,shiftk",
-                                  "--encodings none --tasks shiftk --layers 1,1"}) {
+  for (const std::string args :
+       {"--encodings none,none --tasks shiftk", "--encodings none --tasks shiftk,shiftk",
+        "--encodings none --tasks shiftk --layers 1,1"}) {
     for (const char* jobs : {"1", "2"}) {
       const Outcome o = run("table " + args + " --steps 2 --jobs " + jobs + " --out " + dir + "/t");
       expect_one_line_error(o, "twice");
@@ -149,12 +152,14 @@ TEST(CliFolders, TableRefusesARowGivenTwice) {
 // to stop the table after training the rows before it, with its error on the second line.
 TEST(CliFolders, TableChecksEveryRowBeforeTraining) {
   const std::string dir = temp_dir("late_error");
-  expect_one_line_error(run("table --encodings none,nosuch --tasks shiftk --steps 2 --out " + dir + "/t"),
-                        "unknown encoding 'nosuch'");
-  expect_one_line_error(run("table --encodings none --tasks shiftk,nosuch --steps 2 --out " + dir + "/t"),
-                        "nosuch");
-  expect_one_line_error(run("table --fast --encodings none,nosuch --tasks shiftk --out " + dir + "/t"),
-                        "unknown encoding 'nosuch'");
+  expect_one_line_error(
+      run("table --encodings none,nosuch --tasks shiftk --steps 2 --out " + dir + "/t"),
+      "unknown encoding 'nosuch'");
+  expect_one_line_error(
+      run("table --encodings none --tasks shiftk,nosuch --steps 2 --out " + dir + "/t"), "nosuch");
+  expect_one_line_error(
+      run("table --fast --encodings none,nosuch --tasks shiftk --out " + dir + "/t"),
+      "unknown encoding 'nosuch'");
   EXPECT_FALSE(fs::exists(dir + "/t"));
 }
 
@@ -167,8 +172,10 @@ TEST(CliFolders, FinishedRunOfAnotherConfigurationIsNotOverwrittenUnasked) {
   ASSERT_TRUE(fs::exists(out + "/attention.png"));
   const std::string before = read(out + "/run.json");
   const Outcome refused = run(tiny(5, 1) + " -e rope --no-figures --out " + out);
-  expect_one_line_error(refused, "'" + out + "' holds a finished run of another configuration "
-                                 "(encoding: \"none\" there, \"rope\" here; steps: 20 there, 5 here)");
+  expect_one_line_error(refused,
+                        "'" + out +
+                            "' holds a finished run of another configuration "
+                            "(encoding: \"none\" there, \"rope\" here; steps: 20 there, 5 here)");
   EXPECT_NE(refused.output.find("--overwrite"), std::string::npos) << refused.output;
   EXPECT_EQ(read(out + "/run.json"), before);
   EXPECT_TRUE(fs::exists(out + "/attention.png"));
@@ -217,9 +224,9 @@ TEST(CliFolders, ResumeInItsOwnFolderKeepsSaveEvery) {
   EXPECT_EQ(saved_every(), "7");
   // Resuming into a folder that holds another run is refused as any run is.
   ASSERT_EQ(run(tiny(4, 5) + " --no-figures --out " + dir + "/other").exit_code, 0);
-  expect_one_line_error(run("train --quiet --resume " + out + "/checkpoint.agt --steps 12 --out " +
-                            dir + "/other"),
-                        "seed: 5 there, 1 here");
+  expect_one_line_error(
+      run("train --quiet --resume " + out + "/checkpoint.agt --steps 12 --out " + dir + "/other"),
+      "seed: 5 there, 1 here");
 }
 
 // run.json that is a folder (or anything but a file) is named, not a bare
@@ -233,8 +240,9 @@ TEST(CliFolders, RunJsonThatIsAFolderIsNamed) {
   ASSERT_EQ(run("table --encodings none --tasks shiftk --steps 2 --out " + table).exit_code, 0);
   fs::remove(table + "/none-shiftk-l1/run.json");
   fs::create_directories(table + "/none-shiftk-l1/run.json");
-  expect_one_line_error(run("table --encodings none --tasks shiftk --steps 2 --reuse --out " + table),
-                        "none-shiftk-l1/run.json' is not a regular file");
+  expect_one_line_error(
+      run("table --encodings none --tasks shiftk --steps 2 --reuse --out " + table),
+      "none-shiftk-l1/run.json' is not a regular file");
 }
 
 // run.json values outside their range are refused, not reused: an accuracy of 7.5 was
@@ -277,8 +285,8 @@ TEST(CliFolders, CheckpointWithNonFiniteWeightsIsRefused) {
   ag::TensorFile file = ag::load_tensor_file(dir + "/run/checkpoint.agt");
   std::vector<double> values = file.tensors[0].second.to_vector();
   values[1] = std::nan("");
-  file.tensors[0].second = ag::from_vector(values, file.tensors[0].second.shape(),
-                                           file.tensors[0].second.dtype());
+  file.tensors[0].second =
+      ag::from_vector(values, file.tensors[0].second.shape(), file.tensors[0].second.dtype());
   const std::string crafted = dir + "/nan.agt";
   ag::save_tensors(crafted, file.tensors, file.metadata);
   const std::string tensor = "tensor '" + file.tensors[0].first + "' holds nan at index 1";
@@ -314,7 +322,8 @@ TEST(CliFolders, FullDiskWhileAFigureIsWrittenLeavesNoPartialFile) {
     ASSERT_EQ(statvfs(full.c_str(), &disk), 0);
     const std::size_t free = std::size_t(disk.f_bavail) * disk.f_frsize;
     if (free > 2048)
-      std::ofstream(full + "/filler", std::ios::binary | std::ios::app) << std::string(free - 2048, 'x');
+      std::ofstream(full + "/filler", std::ios::binary | std::ios::app)
+          << std::string(free - 2048, 'x');
   };
   fill();
   for (const std::string& command :
@@ -338,8 +347,10 @@ TEST(CliFolders, ThreadCountAboveTheCoresIsCappedWithANote) {
   const std::string dir = temp_dir("threads");
   for (const char* threads : {"100000", "99999999999999999999999", "abc"}) {
     setenv("OMP_NUM_THREADS", threads, 1);
-    const Outcome o = run("train --width 64 --ffn 256 --steps 2 --quiet --no-figures --overwrite "
-                          "--out " + dir);
+    const Outcome o =
+        run("train --width 64 --ffn 256 --steps 2 --quiet --no-figures --overwrite "
+            "--out " +
+            dir);
     unsetenv("OMP_NUM_THREADS");
     EXPECT_EQ(o.exit_code, 0) << threads << ": " << o.output;
     EXPECT_NE(o.output.find(std::string("note: OMP_NUM_THREADS=") +
@@ -347,8 +358,9 @@ TEST(CliFolders, ThreadCountAboveTheCoresIsCappedWithANote) {
               std::string::npos)
         << o.output;
   }
-  expect_one_line_error(run("table --encodings none --tasks shiftk --steps 2 --jobs 1000001 --out " + dir),
-                        "--jobs: expected a whole number from 0 to 1000000");
+  expect_one_line_error(
+      run("table --encodings none --tasks shiftk --steps 2 --jobs 1000001 --out " + dir),
+      "--jobs: expected a whole number from 0 to 1000000");
   const Outcome capped =
       run("table --encodings none --tasks shiftk --steps 2 --jobs 100000 --out " + dir + "/t");
   EXPECT_EQ(capped.exit_code, 0) << capped.output;

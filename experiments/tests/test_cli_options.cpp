@@ -63,7 +63,8 @@ TEST(CliOptions, EveryCommandChecksItsNumbersAsWritten) {
        seed + "'18446744073709551616'"},
       {"generate " + ck + " --prompt a --tokens 2 --seed 99999999999999999999999",
        seed + "'99999999999999999999999'"},
-      {"generate " + ck + " --prompt a --tokens 0", "--tokens: expected a whole number from 1 to 100000, got '0'"},
+      {"generate " + ck + " --prompt a --tokens 0",
+       "--tokens: expected a whole number from 1 to 100000, got '0'"},
       {"generate " + ck + " --prompt a --tokens 2 --temperature nan",
        "--temperature: expected a finite number of at least 0, got 'nan'"},
       {"table --seed -1" + out, seed + "'-1'"},
@@ -71,20 +72,26 @@ TEST(CliOptions, EveryCommandChecksItsNumbersAsWritten) {
        "--steps: expected a whole number from 0 to 1000000000, got '99999999999999999999'"},
       {"table --layers 1,x" + out, "--layers: expected a whole number from 1 to 64, got 'x'"},
       {"table --jobs -1" + out, "--jobs: expected a whole number from 0 to 1000000, got '-1'"},
-      {"table --lengths 32,0" + out, "--lengths: expected a whole number from 1 to 100000, got '0'"},
-      {"eval " + ck + " --lengths 8,-3", "--lengths: expected a whole number from 1 to 100000, got '-3'"},
-      {"eval " + ck + " --sequences 1e3", "--sequences: expected a whole number from 1 to 1000000, got '1e3'"},
+      {"table --lengths 32,0" + out,
+       "--lengths: expected a whole number from 1 to 100000, got '0'"},
+      {"eval " + ck + " --lengths 8,-3",
+       "--lengths: expected a whole number from 1 to 100000, got '-3'"},
+      {"eval " + ck + " --sequences 1e3",
+       "--sequences: expected a whole number from 1 to 1000000, got '1e3'"},
       {"heatmap " + ck + " --out " + dir + "/h.png --length 5000",
        "--length: expected a whole number from 1 to 4096, got '5000'"},
       {"inspect rope --dim 4 --vector 1,nan,0,0", "--vector: expected a finite number"},
-      {"inspect rope --positions -1", "--positions: expected a whole number from 0 to 1000000, got '-1'"},
+      {"inspect rope --positions -1",
+       "--positions: expected a whole number from 0 to 1000000, got '-1'"},
       {"inspect rope --length 0", "--length: expected a whole number from 1 to 100000, got '0'"},
       {kTiny + " --width 1.5" + out, "--width: expected a whole number from 1 to 8192, got '1.5'"},
-      {kTiny + " --batch ' 4'" + out, "--batch: expected a whole number from 1 to 100000, got ' 4'"},
+      {kTiny + " --batch ' 4'" + out,
+       "--batch: expected a whole number from 1 to 100000, got ' 4'"},
       {kTiny + " --lr 1e999" + out, "--lr: expected a finite number above 0, got '1e999'"},
       {kTiny + " --lr 0" + out, "--lr: expected a finite number above 0, got '0'"},
       {kTiny + " --clip -1" + out, "--clip: expected a finite number above 0, got '-1'"},
-      {kTiny + " --save-every 2x" + out, "--save-every: expected a whole number from 0 to 1000000000, got '2x'"},
+      {kTiny + " --save-every 2x" + out,
+       "--save-every: expected a whole number from 0 to 1000000000, got '2x'"},
   };
   for (const auto& [args, error] : cases) {
     const Outcome o = run(args);
@@ -102,7 +109,8 @@ TEST(CliOptions, EmptyValuesAreMistakesNotDefaults) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {kTiny + " --lr ''", "--lr: expected a finite number above 0, got ''"},
       {kTiny + " --steps ''", "--steps: expected a whole number from 0 to 1000000000, got ''"},
-      {kTiny + " --seed ''", "--seed: expected a whole number from 0 to 18446744073709551615, got ''"},
+      {kTiny + " --seed ''",
+       "--seed: expected a whole number from 0 to 18446744073709551615, got ''"},
       {kTiny + " --out ''", "--out: expected a folder, got ''"},
       {kTiny + " --encoding ''", "--encoding: expected a name, got ''"},
       {"table --out ''", "--out: expected a folder, got ''"},
@@ -123,8 +131,9 @@ TEST(CliOptions, OptionGivenTwiceIsNamed) {
 // A missing corpus said "cannot open charlm corpus file '/nonexistent': Success".
 TEST(CliOptions, MissingCorpusSaysWhy) {
   const std::string out = temp_dir("corpus") + "/run";
-  expect_one_line_error(run(kTiny + " --task charlm --task-option corpus=/nonexistent --out " + out),
-                        "cannot open charlm corpus file '/nonexistent': No such file or directory");
+  expect_one_line_error(
+      run(kTiny + " --task charlm --task-option corpus=/nonexistent --out " + out),
+      "cannot open charlm corpus file '/nonexistent': No such file or directory");
   EXPECT_FALSE(fs::exists(out));
 }
 
@@ -138,7 +147,8 @@ TEST(CliOptions, InspectEstimatesItsMemory) {
   const Outcome alibi = run("inspect alibi --length 100000 --heads 64");
   const Outcome sinusoid = run("inspect sinusoidal --length 20000 --dim 16");
   unsetenv("PE_MEMORY_LIMIT_BYTES");
-  expect_one_line_error(rope, "memory: inspecting rope at length 100000 and width 65536 needs about");
+  expect_one_line_error(rope,
+                        "memory: inspecting rope at length 100000 and width 65536 needs about");
   expect_one_line_error(alibi, "memory: inspecting alibi at length 100000");
   EXPECT_EQ(sinusoid.exit_code, 0) << sinusoid.output.substr(0, 300);
 }

@@ -2,8 +2,6 @@
 // named. And run_gnuplot renames a figure into place only when it passes: a gnuplot that
 // leaves half a PNG (as on a full disk) gets an error, and the figure already under the final
 // name stays as it was.
-#include "png_check.hpp"
-
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -16,6 +14,7 @@
 
 #include "ag/error.hpp"
 #include "figures.hpp"
+#include "png_check.hpp"
 
 using namespace pe;
 namespace fs = std::filesystem;
@@ -44,7 +43,9 @@ std::string read(const std::string& path) {
 
 }  // namespace
 
-TEST(PngCheck, WholePngPasses) { EXPECT_EQ(png_problem(write("whole.png", kTinyPng)), ""); }
+TEST(PngCheck, WholePngPasses) {
+  EXPECT_EQ(png_problem(write("whole.png", kTinyPng)), "");
+}
 
 TEST(PngCheck, EveryTruncationIsRefused) {
   for (std::size_t size = 0; size < kTinyPng.size(); ++size) {

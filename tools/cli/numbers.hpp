@@ -46,8 +46,8 @@ inline CLI::Validator real_number(double low, double high = INFINITY, bool low_e
     return s;
   };
   std::string range = std::string(low_excluded ? "above " : "of at least ") + shown(low);
-  if (std::isfinite(high)) range = "from " + shown(low) + (low_excluded ? " (excluded)" : "") +
-                                   " to " + shown(high);
+  if (std::isfinite(high))
+    range = "from " + shown(low) + (low_excluded ? " (excluded)" : "") + " to " + shown(high);
   return CLI::Validator(
       [low, high, low_excluded, range](std::string& text) -> std::string {
         errno = 0;
