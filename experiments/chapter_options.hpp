@@ -123,7 +123,11 @@ inline int run_chapter_experiment(int argc, char** argv, const std::string& prog
     register_chapter_encodings();
     const std::string path =
         options.summary.empty() ? options.out + "/summary.json" : options.summary;
-    if (!options.summary.empty()) check_output_file(path, "--summary");
+    // A summary straight in the output folder needs only the folder the lock makes below.
+    const auto as_folder = [](const std::filesystem::path& p) { return (p / "").lexically_normal(); };
+    if (!options.summary.empty() &&
+        as_folder(std::filesystem::path(path).parent_path()) != as_folder(options.out))
+      check_output_file(path, "--summary");
     FolderLock lock(options.out, "");  // the error gets the program's name below
     try {
       nlohmann::json& summary = experiment_summary();
