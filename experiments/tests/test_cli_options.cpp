@@ -35,10 +35,13 @@ void expect_one_line_error(const Outcome& o, const std::string& fragment,
   EXPECT_NE(o.output.find(fragment), std::string::npos) << what << ": " << o.output;
 }
 
-// A finished tiny run, trained once for the tests that read a checkpoint.
+// A finished tiny run for the tests that read a checkpoint, one per test: ctest runs tests in
+// parallel, each in a process of its own, and two of them must not share a folder.
 const std::string& checkpoint() {
   static const std::string path = [] {
-    const std::string dir = temp_dir("checkpoint");
+    const std::string dir =
+        temp_dir(std::string("checkpoint_") +
+                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
     const Outcome o = run(kTiny + " --out " + dir);
     EXPECT_EQ(o.exit_code, 0) << o.output;
     return dir + "/checkpoint.agt";
