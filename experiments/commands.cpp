@@ -50,9 +50,10 @@ struct TrainFlags {
   bool no_figures = false, quiet = false, profile = false, overwrite = false;
 };
 
-// The options that make up a TrainConfig. Their values are checked in one place,
-// TrainConfig::validate (finish_config). Returns every option but --steps: what a resumed
-// run takes from its checkpoint instead.
+// The options that make up a TrainConfig. Each number is checked as written against the bounds
+// TrainConfig::validate uses (trainer.hpp's limits), and validate then checks the whole
+// (finish_config), as it checks a configuration read from a file. Returns every option but
+// --steps: what a resumed run takes from its checkpoint instead.
 std::vector<CLI::Option*> add_model_options(CLI::App& cmd, TrainFlags& f) {
   TrainConfig& c = f.config;
   namespace L = limits;
