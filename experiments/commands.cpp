@@ -1,11 +1,13 @@
 #include "commands.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "command_line.hpp"
 #include "figures.hpp"
 #include "memory.hpp"
 #include "run.hpp"
@@ -32,13 +34,11 @@ std::string default_run_name(const TrainConfig& c) {
          std::to_string(c.model.heads) + "-s" + std::to_string(c.seed);
 }
 
-// CLI11 reads "-5" into an unsigned seed as 2^64 - 5: refused as written instead.
-const CLI::Validator kNotNegative(
-    [](std::string& text) {
-      return text.find('-') == std::string::npos ? std::string()
-                                                 : "must not be negative, got " + text;
-    },
-    "NOT NEGATIVE");
+// A whole-number option within one of TrainConfig's ranges (trainer.hpp's limits).
+CLI::Validator within(Range range) { return whole_number<std::int64_t>(range.low, range.high); }
+
+// Any seed: every 64-bit value, nothing that would wrap into one.
+const CLI::Validator kSeed = whole_number<std::uint64_t>(0);
 
 // The options every command that builds a model shares; defaults are the reference run.
 struct TrainFlags {
@@ -47,37 +47,47 @@ struct TrainFlags {
   std::vector<std::int64_t> eval_lengths;
   std::string out, resume, init;
   std::int64_t save_every = 500;
-  bool no_figures = false, quiet = false, profile = false;
+  bool no_figures = false, quiet = false, profile = false, overwrite = false;
 };
 
-// The options that make up a TrainConfig. Their values are checked in one place,
-// TrainConfig::validate (finish_config). Returns every option but --steps: what a resumed
-// run takes from its checkpoint instead.
+// The options that make up a TrainConfig. Each number is checked as written against the bounds
+// TrainConfig::validate uses (trainer.hpp's limits), and validate then checks the whole
+// (finish_config), as it checks a configuration read from a file. Returns every option but
+// --steps: what a resumed run takes from its checkpoint instead.
 std::vector<CLI::Option*> add_model_options(CLI::App& cmd, TrainFlags& f) {
   TrainConfig& c = f.config;
+  namespace L = limits;
   cmd.add_option("--steps", c.steps, "optimisation steps (with --resume: the new total)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(within(L::steps));
+  const auto add = [&](const char* name, auto& value, const char* help, CLI::Validator check) {
+    return cmd.add_option(name, value, help)->capture_default_str()->check(check);
+  };
   return {
-      cmd.add_option("--encoding,-e", c.encoding, "positional encoding (see pe list)")->capture_default_str(),
-      cmd.add_option("--task,-t", c.task, "task (see pe list)")->capture_default_str(),
-      cmd.add_option("--layers", c.model.layers, "decoder blocks")->capture_default_str(),
-      cmd.add_option("--heads", c.model.heads, "attention heads")->capture_default_str(),
-      cmd.add_option("--width", c.model.width, "model width C")->capture_default_str(),
-      cmd.add_option("--ffn", c.model.ffn_width, "feed-forward width")->capture_default_str(),
-      cmd.add_option("--length", c.length, "training sequence length T")->capture_default_str(),
-      cmd.add_option("--batch", c.batch, "sequences per step B")->capture_default_str(),
-      cmd.add_option("--warmup", c.warmup, "linear warm-up steps")->capture_default_str(),
-      cmd.add_option("--lr", c.lr, "peak learning rate")->capture_default_str(),
-      cmd.add_option("--weight-decay", c.weight_decay, "AdamW weight decay")->capture_default_str(),
-      cmd.add_option("--clip", c.clip, "max gradient norm")->capture_default_str(),
-      cmd.add_option("--seed", c.seed, "random seed (weights and data)")
-          ->capture_default_str()
-          ->check(kNotNegative),
-      cmd.add_option("--eval-every", c.eval_every, "steps between evaluations")->capture_default_str(),
-      cmd.add_option("--eval-sequences", c.eval_sequences, "held-out sequences")->capture_default_str(),
-      cmd.add_option("--max-length", c.max_length, "longest length the encoding must handle (0: --length)")->capture_default_str(),
+      add("--encoding,-e", c.encoding, "positional encoding (see pe list)", not_empty("a name")),
+      add("--task,-t", c.task, "task (see pe list)", not_empty("a name")),
+      add("--layers", c.model.layers, "decoder blocks", within(L::layers)),
+      add("--heads", c.model.heads, "attention heads", within(L::heads)),
+      add("--width", c.model.width, "model width C", within(L::width)),
+      add("--ffn", c.model.ffn_width, "feed-forward width", within(L::ffn_width)),
+      add("--length", c.length, "training sequence length T", within(L::length)),
+      add("--batch", c.batch, "sequences per step B", within(L::batch)),
+      add("--warmup", c.warmup, "linear warm-up steps", within(L::warmup)),
+      add("--lr", c.lr, "peak learning rate", real_number(0, INFINITY, true)),
+      add("--weight-decay", c.weight_decay, "AdamW weight decay", real_number(0)),
+      add("--clip", c.clip, "max gradient norm", real_number(0, INFINITY, true)),
+      add("--seed", c.seed, "random seed (weights and data)", kSeed),
+      add("--eval-every", c.eval_every, "steps between evaluations", within(L::eval_every)),
+      add("--eval-sequences", c.eval_sequences, "held-out sequences", within(L::eval_sequences)),
+      add("--max-length", c.max_length, "longest length the encoding must handle (0: --length)",
+          within(L::max_length)),
       cmd.add_option("--option,-o", f.encoding_options, "encoding option key=value (repeatable)"),
       cmd.add_option("--task-option", f.task_options, "task option key=value (repeatable)")};
+}
+
+// An --out that is given must name a folder: "" is a mistake, not the default folder.
+CLI::Option* add_out_option(CLI::App& cmd, std::string& out, const std::string& help) {
+  return cmd.add_option("--out", out, help)->check(not_empty("a folder"));
 }
 
 TrainConfig finish_config(TrainFlags& f) {
@@ -119,24 +129,32 @@ void add_train_command(CLI::App& app) {
   auto flags = std::make_shared<TrainFlags>();
   auto* cmd = app.add_subcommand("train", "train one model; writes JSON, CSV, a checkpoint and figures");
   const auto from_checkpoint = add_model_options(*cmd, *flags);
-  cmd->add_option("--eval-lengths", flags->eval_lengths, "lengths for the final evaluation (default: --length)")->delimiter(',');
-  cmd->add_option("--out", flags->out, "output folder (default results/<encoding>-<task>-l<layers>-h<heads>-s<seed>)");
+  cmd->add_option("--eval-lengths", flags->eval_lengths, "lengths for the final evaluation (default: --length)")
+      ->delimiter(',')
+      ->check(within(limits::length));
+  add_out_option(*cmd, flags->out,
+                 "output folder (default results/<encoding>-<task>-l<layers>-h<heads>-s<seed>)");
+  cmd->add_flag("--overwrite", flags->overwrite,
+                "replace the run of another configuration that the output folder holds");
   cmd->add_flag("--no-figures", flags->no_figures, "skip the PNG figures");
   cmd->add_option("--save-every", flags->save_every,
-                  "write the checkpoint every N steps during training too (0: only at the end)")
+                  "write the checkpoint every N steps during training too (0: only at the end; "
+                  "with --resume, default: the resumed run's)")
       ->capture_default_str()
-      ->check(CLI::Range(std::int64_t(0), std::int64_t(1000000000)));
+      ->check(within(limits::save_every));
   cmd->add_flag("--quiet,-q", flags->quiet, "no progress output");
   cmd->add_flag("--profile", flags->profile,
                 "time every op of the training steps and print where the time went");
   auto* resume = cmd->add_option("--resume", flags->resume,
                                  "continue the run saved in this checkpoint (the configuration "
                                  "comes from it; --steps sets the new total)")
+                     ->check(not_empty("a checkpoint file"))
                      ->check(CLI::ExistingFile);
   for (auto* option : from_checkpoint) resume->excludes(option);  // it would be ignored
   cmd->add_option("--init", flags->init,
                   "start from the weights of this checkpoint (a fine-tune: same model shape; "
                   "new optimiser, schedule and data)")
+      ->check(not_empty("a checkpoint file"))
       ->check(CLI::ExistingFile)
       ->excludes(resume);
   cmd->callback([flags, cmd] {
@@ -152,7 +170,9 @@ void add_train_command(CLI::App& app) {
     options.eval_lengths = flags->eval_lengths;
     options.progress = !flags->quiet;
     options.figures = !flags->no_figures;
-    options.save_every = flags->save_every;
+    // A resumed run saves as often as the run it continues, unless told otherwise.
+    if (flags->resume.empty() || cmd->count("--save-every")) options.save_every = flags->save_every;
+    options.overwrite = flags->overwrite;
     options.profile = flags->profile;
     const RunSummary summary = run_training(config, options);
     if (options.profile) std::printf("%s\n", summary.profile.c_str());
@@ -172,10 +192,14 @@ void add_eval_command(CLI::App& app) {
   };
   auto flags = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand("eval", "accuracy of a trained model at given lengths");
-  cmd->add_option("--plot", flags->plot, "also draw accuracy against length into this PNG");
+  cmd->add_option("--plot", flags->plot, "also draw accuracy against length into this PNG")
+      ->check(not_empty("a PNG file"));
   cmd->add_option("checkpoint", flags->checkpoint, "checkpoint.agt written by pe train")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--lengths,-l", flags->lengths, "comma-separated lengths (default: the training length)")->delimiter(',');
-  cmd->add_option("--sequences", flags->sequences, "held-out sequences per length (default: the run's)");
+  cmd->add_option("--lengths,-l", flags->lengths, "comma-separated lengths (default: the training length)")
+      ->delimiter(',')
+      ->check(within(limits::length));
+  cmd->add_option("--sequences", flags->sequences, "held-out sequences per length (default: the run's)")
+      ->check(within(limits::eval_sequences));
   cmd->add_flag("--json", flags->json, "print JSON instead of a table");
   cmd->add_option("--option,-o", flags->options,
                   "encoding option key=value replacing the checkpoint's (repeatable; key= "
@@ -211,6 +235,10 @@ void add_eval_command(CLI::App& app) {
   });
 }
 
+// The longest sequence `pe heatmap` draws: 4096 x 4096 cells a panel is already far more than
+// a figure can show.
+constexpr std::int64_t kLongestHeatmap = 4096;
+
 void add_heatmap_command(CLI::App& app) {
   struct Flags {
     std::string checkpoint, out;
@@ -219,14 +247,17 @@ void add_heatmap_command(CLI::App& app) {
   auto flags = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand("heatmap", "attention of a trained model on a held-out sequence");
   cmd->add_option("checkpoint", flags->checkpoint, "checkpoint.agt written by pe train")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--out", flags->out, "PNG file to write")->required();
-  cmd->add_option("--length", flags->length, "sequence length (default: the training length)");
+  cmd->add_option("--out", flags->out, "PNG file to write")->required()->check(not_empty("a PNG file"));
+  cmd->add_option("--length", flags->length, "sequence length (default: the training length)")
+      ->check(whole_number<std::int64_t>(1, kLongestHeatmap));
   cmd->callback([flags] {
     auto trainer = Trainer::resume(flags->checkpoint);
     const std::int64_t length = flags->length ? flags->length : trainer->config().length;
-    ag::check(length >= trainer->task().min_length() && length <= 4096, "heatmap", "--length ",
-              length, " is outside ", trainer->task().min_length(), " .. 4096");
-    check_memory(trainer->config(), trainer->config().model.vocab, length);
+    ag::check(length >= trainer->task().min_length() && length <= kLongestHeatmap, "heatmap",
+              "--length ", length, " is outside ", trainer->task().min_length(), " .. ",
+              kLongestHeatmap);
+    require_memory(estimated_heatmap_bytes(trainer->config(), trainer->config().model.vocab, length),
+                   "drawing the attention at length " + std::to_string(length));
     write_attention_figure(*trainer, length, flags->out);
     std::printf("wrote %s\n", flags->out.c_str());
   });
@@ -259,18 +290,19 @@ void add_inspect_command(CLI::App& app) {
   auto flags = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand("inspect", "an encoding's own quantities as JSON");
   cmd->add_option("encoding", flags->encoding, "encoding name (see pe list)")->required();
-  cmd->add_option("--length", flags->length, "positions")->capture_default_str()->check(CLI::Range(1, 100000));
-  cmd->add_option("--dim", flags->dim, "model width C")->capture_default_str()->check(CLI::Range(1, 65536));
-  cmd->add_option("--heads", flags->heads, "attention heads")->capture_default_str()->check(CLI::Range(1, 1024));
+  cmd->add_option("--length", flags->length, "positions")->capture_default_str()->check(within(limits::length));
+  cmd->add_option("--dim", flags->dim, "model width C")->capture_default_str()->check(whole_number<std::int64_t>(1, 65536));
+  cmd->add_option("--heads", flags->heads, "attention heads")->capture_default_str()->check(whole_number<std::int64_t>(1, 1024));
   cmd->add_option("--option,-o", flags->options, "encoding option key=value (repeatable)");
   cmd->add_option("--vector", flags->vector,
                   "a query of one head (D = dim / heads numbers, comma-separated) to pass through "
                   "the encoding's rotate hook; printed as \"rotated\"")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(real_number(-INFINITY));
   cmd->add_option("--positions", flags->positions,
                   "positions at which to rotate --vector (default 0 .. length-1)")
       ->delimiter(',')
-      ->check(CLI::Range(std::int64_t(0), std::int64_t(1000000)));
+      ->check(whole_number<std::int64_t>(0, 1000000));
   cmd->callback([flags] {
     EncodingSpec spec;
     spec.model.width = flags->dim;
@@ -279,6 +311,13 @@ void add_inspect_command(CLI::App& app) {
               " is not divisible by --heads ", flags->heads);
     spec.max_length = flags->length;
     spec.options = parse_pairs(flags->options, "--option");
+    const double rotated = flags->vector.empty() ? 0
+                           : double(flags->positions.empty() ? std::size_t(flags->length)
+                                                             : flags->positions.size()) *
+                                 double(flags->vector.size());
+    require_memory(estimated_inspect_bytes(flags->encoding, spec, flags->length, rotated),
+                   "inspecting " + flags->encoding + " at length " +
+                       std::to_string(flags->length) + " and width " + std::to_string(flags->dim));
     ag::Rng rng(0);
     auto encoding = make_encoding(flags->encoding, spec, rng);
     nlohmann::json out = {{"encoding", flags->encoding},
@@ -307,27 +346,41 @@ void add_inspect_command(CLI::App& app) {
 void add_table_command(CLI::App& app) {
   auto flags = std::make_shared<TableOptions>();
   auto* cmd = app.add_subcommand("table", "every encoding in the build on the reference tasks");
-  auto* steps = cmd->add_option("--steps", flags->steps, "steps per run")->capture_default_str();
-  cmd->add_option("--seed", flags->seed, "seed of every run")->capture_default_str();
-  cmd->add_option("--out", flags->out_dir,
-                  "output folder (default results/table, with --fast results/table-fast)");
-  cmd->add_option("--encodings", flags->encodings, "only these encodings (default: all)")->delimiter(',');
-  cmd->add_option("--tasks", flags->tasks, "tasks")->delimiter(',')->capture_default_str();
-  cmd->add_option("--layers", flags->layers, "layer counts to run")->delimiter(',')->capture_default_str();
+  auto* steps = cmd->add_option("--steps", flags->steps, "steps per run")
+                    ->capture_default_str()
+                    ->check(within(limits::steps));
+  cmd->add_option("--seed", flags->seed, "seed of every run")->capture_default_str()->check(kSeed);
+  add_out_option(*cmd, flags->out_dir,
+                 "output folder (default results/table, with --fast results/table-fast)");
+  cmd->add_option("--encodings", flags->encodings, "only these encodings (default: all)")
+      ->delimiter(',')
+      ->check(not_empty("an encoding name"));
+  cmd->add_option("--tasks", flags->tasks, "tasks")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(not_empty("a task name"));
+  cmd->add_option("--layers", flags->layers, "layer counts to run")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(within(limits::layers));
   cmd->add_flag("--fast", flags->fast,
                 "a quick look with the same verdicts: width 64, 400 steps at a higher rate "
                 "(the chapters quote the full table)")
       ->excludes(steps);
   cmd->add_option("--jobs,-j", flags->jobs,
                   "runs trained at once, one OpenMP thread each (0: one per core; 1: one "
-                  "after the other with every core)")
-      ->capture_default_str();
+                  "after the other with every core; more than the cores: capped to them)")
+      ->capture_default_str()
+      ->check(whole_number(0, 1000000));
   cmd->add_flag("--reuse", flags->reuse,
                 "take runs already finished in the output folder with the same configuration");
+  cmd->add_flag("--overwrite", flags->overwrite,
+                "replace runs of other configurations that the rows' folders hold");
   cmd->add_option("--lengths", flags->lengths,
                   "also evaluate every row's model at these lengths, e.g. 32,64,128,256,512 "
                   "(writes lengths.md and lengths.json)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(within(limits::length));
   cmd->callback([flags] { run_table(*flags); });
 }
 

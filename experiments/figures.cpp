@@ -1,7 +1,9 @@
 #include "figures.hpp"
 
+#include <fcntl.h>
 #include <stdlib.h>    // mkdtemp
 #include <sys/wait.h>  // WIFEXITED, WEXITSTATUS
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -15,6 +17,7 @@
 #include <sstream>
 
 #include "ag/error.hpp"
+#include "png_check.hpp"
 
 namespace pe {
 
@@ -108,7 +111,8 @@ class TempFolder {
   fs::path path_;
 };
 
-// Fails unless png_path can be written: its folder exists and a file there can be opened.
+// Fails unless png_path names a file in an existing folder. Whether the folder can be written
+// is found when the temporary figure is made beside it (run_gnuplot).
 void check_writable(const std::string& png_path, const char* op) {
   ag::check(!png_path.empty(), op, "the PNG path is empty");
   const fs::path path(png_path);
@@ -117,12 +121,13 @@ void check_writable(const std::string& png_path, const char* op) {
   ag::check(fs::is_directory(folder, error), op, "cannot write '", png_path, "': folder '",
             folder.string(), "' does not exist");
   ag::check(!fs::is_directory(path, error), op, "cannot write '", png_path, "': it is a folder");
-  const bool existed = fs::exists(path, error);
-  {
-    std::ofstream probe(path, std::ios::binary | std::ios::app);
-    ag::check(probe.good(), op, "cannot write '", png_path, "': ", std::strerror(errno));
-  }
-  if (!existed) fs::remove(path, error);
+}
+
+// Bytes free on the disk that holds `folder` (for a message), or -1 when unknown.
+long long free_bytes(const fs::path& folder) {
+  std::error_code error;
+  const fs::space_info space = fs::space(folder, error);
+  return error ? -1 : static_cast<long long>(space.available);
 }
 
 // gnuplot's most telling line: the one naming the script line ("line 7: undefined
@@ -205,6 +210,7 @@ bool gnuplot_available() {
   return !gnuplot_path().empty();
 }
 
+// [atomic-figure]
 void run_gnuplot(const std::string& script, const std::string& png_path, const char* op,
                  const std::string& program) {
   check_writable(png_path, op);
@@ -219,22 +225,51 @@ void run_gnuplot(const std::string& script, const std::string& png_path, const c
     ag::check(out.good(), op, "cannot write the gnuplot script for '", png_path, "' to '",
               script_path.string(), "'");
   }
-  const std::string command = shell_quoted(program) + " " + shell_quoted(script_path.string()) +
-                              " > /dev/null 2> " + shell_quoted(errors_path.string());
+  // gnuplot draws into a temporary name beside the figure (a kill leaves "<name>.tmp.<pid>",
+  // which run.cpp's remove_stale_temporaries clears), the result is checked, and only a
+  // complete PNG is renamed into place: the file under the final name is always whole, and a
+  // failure removes only this process's temporary file, never someone else's figure.
+  const std::string temporary = png_path + ".tmp." + std::to_string(::getpid());
+  {
+    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ag::check(fd >= 0, op, "cannot write '", png_path, "': ", std::strerror(errno));
+    ::close(fd);
+  }
+  const std::string command = shell_quoted(program) + " -e " +
+                              shell_quoted("set output " + quoted(temporary)) + " " +
+                              shell_quoted(script_path.string()) + " > /dev/null 2> " +
+                              shell_quoted(errors_path.string());
   const int status = std::system(command.c_str());
   const bool ran = status != -1 && WIFEXITED(status);
   const int code = ran ? WEXITSTATUS(status) : -1;
-  std::error_code error;
-  if (code == 0 && fs::file_size(png_path, error) > 0 && !error) return;
-
-  std::string reason = first_error(errors_path);
-  if (code == 127) reason = "could not run '" + program + "'";
-  if (reason.empty())
-    reason = code == 0 ? "no PNG was written" : "exit status " + std::to_string(code);
-  fs::remove(png_path, error);  // a half-written figure is worse than none
-  throw ag::Error(std::string(op) + ": gnuplot could not draw '" + png_path + "': " + reason +
-                  " (is gnuplot-nox installed and working?)");
+  std::string reason;
+  if (code == 0) {
+    const std::string problem = png_problem(temporary);
+    if (problem.empty()) {
+      const int fd = ::open(temporary.c_str(), O_RDONLY | O_CLOEXEC);
+      const bool synced = fd >= 0 && ::fsync(fd) == 0;  // on disk before the name points at it
+      if (fd >= 0) ::close(fd);
+      if (synced && ::rename(temporary.c_str(), png_path.c_str()) == 0) return;
+      reason = std::string("cannot put it in place: ") + std::strerror(errno);
+    } else {
+      reason = "the PNG it wrote is incomplete: " + problem;
+      if (const std::string said = first_error(errors_path);
+          !said.empty() && said.rfind("Warning", 0) != 0)
+        reason += " (gnuplot: " + said + ")";
+      const fs::path path(png_path);
+      const long long free = free_bytes(path.has_parent_path() ? path.parent_path() : ".");
+      if (free >= 0 && free < (1 << 20))
+        reason += "; the disk is full (" + std::to_string(free / 1024) + " KB free)";
+    }
+  } else {
+    reason = code == 127 ? "could not run '" + program + "'" : first_error(errors_path);
+    if (reason.empty()) reason = "exit status " + std::to_string(code);
+    reason += " (is gnuplot-nox installed and working?)";
+  }
+  ::unlink(temporary.c_str());
+  throw ag::Error(std::string(op) + ": gnuplot could not draw '" + png_path + "': " + reason);
 }
+// [atomic-figure]
 
 Heatmap heatmap_from(const ag::Tensor& matrix, std::string title) {
   ag::check(matrix.defined(), "heatmap_from", "the tensor is undefined");
@@ -290,8 +325,7 @@ void write_heatmaps(const std::string& png_path, const std::vector<Heatmap>& pan
 
   std::ostringstream gp;
   gp << "set terminal pngcairo noenhanced size " << 480 * columns << ","
-     << 440 * rows + title_height << " font '" << font(11) << "'\n"
-     << "set output " << quoted(png_path) << "\n";
+     << 440 * rows + title_height << " font '" << font(11) << "'\n";
   for (std::size_t i = 0; i < panels.size(); ++i) {
     const Heatmap& panel = panels[i];
     gp << "$panel" << i << " << EOD\n";
@@ -349,7 +383,6 @@ void write_line_plot(const std::string& png_path, const std::vector<Series>& ser
 
   std::ostringstream gp;
   gp << "set terminal pngcairo noenhanced size 800,500 font '" << font(11) << "'\n"
-     << "set output " << quoted(png_path) << "\n"
      << "set title " << quoted(title) << " font '" << font(14) << "'\n"
      << "set xlabel " << quoted(x_label) << "\nset ylabel " << quoted(y_label) << "\n"
      << "set style line 100 lc rgb '#d0d0d0' lw 1 dt solid\nset grid ls 100\nset tics out "

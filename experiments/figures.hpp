@@ -3,8 +3,10 @@
 // line plots of training curves and accuracy against length.
 //
 // Each call writes its data and a gnuplot script to a temporary folder, runs gnuplot once,
-// and removes the folder. Bad input throws ag::Error before gnuplot runs; a missing gnuplot
-// or a gnuplot error throws ag::Error naming the PNG and gnuplot's complaint.
+// and removes the folder. gnuplot draws into a temporary file beside the PNG, which is renamed
+// into place only once it is a complete PNG (png_check.hpp): the file under the final name is
+// always whole, on a full disk too. Bad input throws ag::Error before gnuplot runs; a missing
+// gnuplot, a gnuplot error or an incomplete PNG throws ag::Error naming the PNG and why.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -72,10 +74,13 @@ const std::string& gnuplot_path();
 /// True if the gnuplot program can be found.
 bool gnuplot_available();
 
-/// Runs a gnuplot script that should write png_path, for figures the functions above do not
-/// draw. The script must set its own terminal and output. Throws ag::Error (prefixed by
-/// `op`) if the program is missing, gnuplot reports an error, or no PNG appears. `program`
-/// is the gnuplot binary to run ("" means: not found).
+/// Runs a gnuplot script that draws png_path, for figures the functions above do not draw.
+/// The script sets its terminal (pngcairo) but not its output: run_gnuplot points the output
+/// at a temporary file beside png_path, checks that gnuplot wrote a complete PNG there, and
+/// renames it into place. Throws ag::Error (prefixed by `op`) if the program is missing,
+/// gnuplot reports an error, or the PNG is incomplete (then no file is left under either
+/// name, and a figure already at png_path stays as it was). `program` is the gnuplot binary
+/// to run ("" means: not found).
 void run_gnuplot(const std::string& script, const std::string& png_path,
                  const char* op = "run_gnuplot", const std::string& program = gnuplot_path());
 

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "command_line.hpp"
 #include "commands.hpp"
 #include "memory.hpp"
 #include "trainer.hpp"
@@ -151,11 +152,16 @@ void add_generate_command(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--prompt,-p", flags->prompt, "the text to continue")->required();
-  cmd->add_option("--tokens,-n", flags->options.tokens, "characters to write")->required();
+  cmd->add_option("--tokens,-n", flags->options.tokens, "characters to write")
+      ->required()
+      ->check(whole_number<std::int64_t>(1, kMostTokens));
   cmd->add_option("--temperature", flags->options.temperature,
                   "0: the most likely character each time; above 0: sample")
-      ->capture_default_str();
-  cmd->add_option("--seed", flags->options.seed, "the sampling stream")->capture_default_str();
+      ->capture_default_str()
+      ->check(real_number(0));
+  cmd->add_option("--seed", flags->options.seed, "the sampling stream")
+      ->capture_default_str()
+      ->check(whole_number<std::uint64_t>(0));
   cmd->add_flag("--no-cache", flags->no_cache,
                 "a full pass over the whole text per character instead of the key/value cache");
   cmd->add_option("--option,-o", flags->encoding_options,

@@ -1,5 +1,6 @@
 #include "memory.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -13,6 +14,7 @@
 #endif
 
 #include "ag/error.hpp"
+#include "encoding_registry.hpp"
 #include "trainer.hpp"
 
 namespace pe {
@@ -89,8 +91,7 @@ std::string gigabytes(double bytes) {
 }
 }  // namespace
 
-void check_memory(const TrainConfig& config, std::int64_t vocab, std::int64_t eval_length) {
-  const double needed = estimated_bytes(config, vocab, eval_length);
+void require_memory(double needed, const std::string& what) {
   const AvailableMemory memory = available_memory();
   if (memory.bytes <= 0) {
     static bool said = false;  // once per process: evaluation checks every length
@@ -101,12 +102,48 @@ void check_memory(const TrainConfig& config, std::int64_t vocab, std::int64_t ev
     return;
   }
   if (needed <= memory.bytes) return;
-  const std::string what = eval_length > 0
-                               ? "evaluating at length " + std::to_string(eval_length)
-                               : std::string("training this configuration");
   throw ag::Error("memory: " + what + " needs about " + gigabytes(needed) + " but the " +
                   memory.source + " is " + gigabytes(memory.bytes) +
                   " (a shorter length, a smaller batch or model would fit)");
+}
+
+void check_memory(const TrainConfig& config, std::int64_t vocab, std::int64_t eval_length) {
+  require_memory(estimated_bytes(config, vocab, eval_length),
+                 eval_length > 0 ? "evaluating at length " + std::to_string(eval_length)
+                                 : std::string("training this configuration"));
+}
+
+double estimated_heatmap_bytes(const TrainConfig& config, std::int64_t vocab, std::int64_t length) {
+  TrainConfig one = config;
+  one.eval_sequences = 1;  // the figure shows one sequence
+  const double T = double(length);
+  const double weights = double(config.model.layers) * double(config.model.heads) * T * T;
+  // a float in the model, a double in the panel, about 12 characters in the script
+  return estimated_bytes(one, vocab, length) + weights * (4 + 8 + 12);
+}
+
+double estimated_inspect_bytes(const std::string& name, const EncodingSpec& spec,
+                               std::int64_t length, double extra_values) {
+  const double kPerValue = 8 + 16 + 24;  // a double, a JSON number, its text
+  double values = extra_values;
+  try {
+    EncodingSpec small = spec;
+    small.max_length = 16;
+    ag::Rng rng(0);
+    const auto encoding = make_encoding(name, small, rng);
+    const auto at8 = encoding->inspect(8), at16 = encoding->inspect(16);
+    for (std::size_t t = 0; t < at8.size() && t < at16.size(); ++t) {
+      const ag::Shape &a = at8[t].second.shape(), &b = at16[t].second.shape();
+      if (a.size() != b.size()) continue;
+      double count = 1;  // an axis that grows with the length (T, 2T - 1) grows on linearly
+      for (std::size_t axis = 0; axis < b.size(); ++axis)
+        count *= double(a[axis]) + double(b[axis] - a[axis]) * double(length - 8) / 8.0;
+      values += std::max(count, 0.0);
+    }
+  } catch (const ag::Error&) {
+    // nothing to estimate from: the real encoding reports what is wrong
+  }
+  return values * kPerValue;
 }
 
 }  // namespace pe

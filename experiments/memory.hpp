@@ -8,6 +8,7 @@
 namespace pe {
 
 struct TrainConfig;
+struct EncodingSpec;
 
 /// Bytes that training `config` (with a vocabulary of `vocab` tokens) needs: parameters with
 /// their gradients and Adam state, plus the activations of one step (attention scores
@@ -33,5 +34,23 @@ AvailableMemory available_memory();
 /// Throws ag::Error with both figures when estimated_bytes(...) exceeds available_memory().
 /// When no figure could be read, says so once on stderr and refuses nothing.
 void check_memory(const TrainConfig& config, std::int64_t vocab, std::int64_t eval_length = 0);
+
+/// The same check for any estimate: `what` names the work in the message ("training this
+/// configuration", "inspecting rope at length 100000").
+void require_memory(double bytes, const std::string& what);
+
+/// Bytes `pe heatmap` needs at `length`: one held-out sequence through the model (as
+/// estimated_bytes evaluates) and the figure's weights, one T x T panel per layer and head,
+/// as numbers and as gnuplot's text.
+double estimated_heatmap_bytes(const TrainConfig& config, std::int64_t vocab, std::int64_t length);
+
+/// Bytes `pe inspect` needs to show encoding `name` (built from `spec`) at `length` positions,
+/// plus `extra_values` more (the rotated vectors): each value held as a double, a JSON number
+/// and its text. The tables' sizes come from those the encoding returns at 8 and 16 positions
+/// (an axis that follows the length is scaled to it), so a [T, C] table and an [H, T, T] bias
+/// are both counted right. An encoding that cannot be built or inspected that small counts
+/// nothing here (building it for real then reports its own error).
+double estimated_inspect_bytes(const std::string& name, const EncodingSpec& spec,
+                               std::int64_t length, double extra_values = 0);
 
 }  // namespace pe

@@ -1,7 +1,8 @@
 #include "reference_runs.hpp"
 
 #include <cstdio>
-#include <filesystem>
+
+#include "ag/files.hpp"
 
 #include "summary.hpp"
 
@@ -19,17 +20,21 @@ TrainConfig reference_config(const std::string& encoding, const std::string& tas
 
 std::vector<ReferenceRun> train_reference_runs(const std::string& encoding,
                                                const ChapterOptions& options,
-                                               const std::vector<std::string>& tasks,
-                                               const std::string& suffix,
-                                               const std::function<void(TrainConfig&)>& adjust) {
+                                               const std::vector<ReferenceGroup>& groups) {
   std::vector<PlannedRun> planned;
-  for (const std::string& task : tasks) {
-    TrainConfig config = reference_config(encoding, task, options);
-    if (adjust) adjust(config);
-    planned.push_back({config, options.out + "/" + task + suffix});
-  }
+  std::vector<std::string> suffixes;  // of each planned run
+  for (const ReferenceGroup& group : groups)
+    for (const std::string& task : group.tasks) {
+      TrainConfig config = reference_config(encoding, task, options);
+      if (group.adjust) group.adjust(config);
+      planned.push_back({config, options.out + "/" + task + group.suffix});
+      suffixes.push_back(group.suffix);
+    }
   std::vector<ReferenceRun> runs;
-  for (FinishedRun& finished : run_or_reuse(planned, !options.retrain)) {
+  std::vector<FinishedRun> finished_runs = run_or_reuse(planned, options.run_list());
+  for (std::size_t i = 0; i < finished_runs.size(); ++i) {
+    FinishedRun& finished = finished_runs[i];
+    const std::string& suffix = suffixes[i];
     ReferenceRun run;
     run.line = result_line(finished);
     run.config = finished.config;
@@ -38,10 +43,10 @@ std::vector<ReferenceRun> train_reference_runs(const std::string& encoding,
     run.trainer = Trainer::resume(run.run_dir + "/checkpoint.agt");
     run.attention = mean_attention(*run.trainer, run.config.length, 256);
     record_summary_run(run.config.task + suffix, finished, run.trainer.get(), &run.attention);
-    std::filesystem::copy_file(
-        run.run_dir + "/attention.png",
-        options.out + "/attention_" + run.config.task + suffix + ".png",
-        std::filesystem::copy_options::overwrite_existing);
+    // Copied whole or not at all, as every file a run writes.
+    const std::string figure = run.run_dir + "/attention.png";
+    ag::write_file_atomically(options.out + "/attention_" + run.config.task + suffix + ".png",
+                              ag::read_file(figure, 256u << 20, "attention figure"));
     runs.push_back(std::move(run));
   }
   return runs;

@@ -28,16 +28,24 @@ struct ReferenceRun {
 TrainConfig reference_config(const std::string& encoding, const std::string& task,
                              const ChapterOptions& options);
 
-/// Trains `encoding` on each task with the reference configuration (TrainConfig's defaults,
-/// options.steps and options.seed), after `adjust` (if given) has changed the configuration,
-/// e.g. the number of heads. Runs go to `<options.out>/<task><suffix>`; a run already finished
-/// there with the same configuration is taken as it is unless options.retrain is set
-/// (run_or_reuse). Each
-/// run's attention figure is also copied to `<options.out>/attention_<task><suffix>.png`.
-std::vector<ReferenceRun> train_reference_runs(
-    const std::string& encoding, const ChapterOptions& options,
-    const std::vector<std::string>& tasks = {"shiftk", "alternating"},
-    const std::string& suffix = "", const std::function<void(TrainConfig&)>& adjust = {});
+/// A group of a chapter's reference runs: the tasks, the suffix of their folders, and how the
+/// group's configuration differs from the reference (e.g. the number of heads).
+struct ReferenceGroup {
+  std::vector<std::string> tasks = {"shiftk", "alternating"};  ///< one run per task
+  std::string suffix = "";                                     ///< folders `<task><suffix>`
+  std::function<void(TrainConfig&)> adjust = {};               ///< applied to each config
+};
+
+/// Trains `encoding` on each task of each group with the reference configuration
+/// (TrainConfig's defaults, options.steps and options.seed), after the group's `adjust` (if
+/// any) has changed the configuration. Runs go to `<options.out>/<task><suffix>`; a run
+/// already finished there with the same configuration is taken as it is unless
+/// options.retrain is set (run_or_reuse, one list for all groups: every run is checked before
+/// the first one trains). Each run's attention figure is also copied to
+/// `<options.out>/attention_<task><suffix>.png`.
+std::vector<ReferenceRun> train_reference_runs(const std::string& encoding,
+                                               const ChapterOptions& options,
+                                               const std::vector<ReferenceGroup>& groups = {{}});
 
 /// Prints a heading and the runs' result lines, then for every run, layer and head the mean
 /// attention weight on the keys 0 .. max_offset positions back, and on keys 0 .. max_offset.

@@ -1,9 +1,14 @@
 #include "run.hpp"
 
 #include <signal.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
+#include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <exception>
 #include <memory>
@@ -22,6 +27,7 @@
 #include "ag/threads.hpp"
 #include "ag/versions.hpp"
 #include "figures.hpp"
+#include "folder_lock.hpp"
 #include "memory.hpp"
 #include "progress.hpp"
 
@@ -179,37 +185,45 @@ void remove_stale_temporaries(const std::string& folder) {
   }
 }
 
-// Everything a run checks before it trains: the evaluation lengths (long enough for the task,
-// short enough for memory) and an output folder it can write into. Returns whether it created
-// the folder, so that a run that fails can take it away again.
-bool prepare_run(const Trainer& trainer, const RunOptions& options,
-                 const std::vector<std::int64_t>& lengths) {
-  ag::check(options.save_every >= 0, "run", "--save-every must not be negative, got ",
-            options.save_every);
+// The files a run writes into its folder (run.hpp), run.json first: a folder without it holds
+// no finished run, so it is the first to go when a new run starts there.
+const char* const kRunFiles[] = {"run.json",   "history.csv",     "attention.png",
+                                 "curves.png", "curves-loss.png", "checkpoint.agt"};
+
+// Removes what the run the folder held left behind (never any other file), so that nothing
+// stale (a figure of the old model beside a run of the new one) remains. A resumed run keeps
+// the checkpoint it continues: a kill before its first save must leave it in place.
+void clear_previous_run(const std::string& folder, bool keep_checkpoint) {
+  for (const char* name : kRunFiles) {
+    if (keep_checkpoint && std::string(name) == "checkpoint.agt") continue;
+    const std::filesystem::path path = std::filesystem::path(folder) / name;
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(path, error)) continue;
+    std::filesystem::remove(path, error);
+    ag::check(!error, "run", "cannot remove '", path.string(), "' of the run the folder held (",
+              error.message(), ")");
+  }
+}
+
+// Fails unless a new file can be made in the folder (a read-only folder is found now, not
+// after hours of training). The probe has a name of its own, so no two probes ever meet.
+void check_writable_folder(const std::string& folder) {
+  std::string probe = folder + "/.write-test-XXXXXX";
+  const int fd = ::mkstemp(probe.data());
+  ag::check(fd >= 0, "run", "cannot write into the output folder '", folder, "' (",
+            std::strerror(errno), ")");
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+// The evaluation lengths: long enough for the task, short enough for memory.
+void check_lengths(const Trainer& trainer, const std::vector<std::int64_t>& lengths) {
   for (const std::int64_t length : lengths) {
     ag::check(length >= trainer.task().min_length() && length <= 100000, "run",
               "evaluation length ", length, " is outside ", trainer.task().min_length(),
               " .. 100000 (task ", trainer.task().name(), ")");
     check_memory(trainer.config(), trainer.config().model.vocab, length);
   }
-  namespace fs = std::filesystem;
-  std::error_code error;
-  const bool existed = fs::exists(options.out_dir, error);
-  fs::create_directories(options.out_dir, error);
-  ag::check(!error, "run", "cannot create the output folder '", options.out_dir, "' (",
-            error.message(), ")");
-  // A read-only folder is found now, not after hours of training.
-  const std::string probe = options.out_dir + "/.write-test";
-  try {
-    ag::write_file_atomically(probe, "");
-  } catch (const ag::Error& e) {
-    if (!existed) fs::remove(options.out_dir, error);
-    throw ag::Error("run: cannot write into the output folder '" + options.out_dir + "' (" +
-                    e.what() + ")");
-  }
-  fs::remove(probe, error);
-  remove_stale_temporaries(options.out_dir);
-  return !existed;
 }
 
 RunSummary train_and_write(Trainer& trainer, const RunOptions& options,
@@ -228,9 +242,10 @@ RunSummary train_and_write(Trainer& trainer, const RunOptions& options,
     };
   if (options.profile) ag::profile::start();
   std::int64_t saved_at = 0;  // the step of this run's last checkpoint
-  if (options.save_every > 0)
+  const std::int64_t save_every = trainer.save_every;
+  if (save_every > 0)
     trainer.after_step = [&] {
-      if (trainer.steps_done() % options.save_every != 0 || trainer.steps_done() == config.steps)
+      if (trainer.steps_done() % save_every != 0 || trainer.steps_done() == config.steps)
         return;
       trainer.save(checkpoint);  // atomically: a kill leaves the previous one whole
       saved_at = trainer.steps_done();
@@ -296,24 +311,111 @@ RunSummary run_training(const TrainConfig& requested, const RunOptions& options)
   // Everything that can be refused is refused before the folder exists or training starts.
   ag::check(options.init_from.empty() || options.resume_from.empty(), "train",
             "a run either resumes (--resume) or starts from weights (--init), not both");
+  ag::check(!options.out_dir.empty(), "run", "the output folder is empty");
   std::unique_ptr<Trainer> trainer;
-  if (!options.resume_from.empty()) {
+  const bool resuming = !options.resume_from.empty();
+  if (resuming) {
     trainer = Trainer::resume(options.resume_from);
     if (options.total_steps > 0) trainer->extend_to(options.total_steps);
   } else {
     trainer = std::make_unique<Trainer>(requested);
     if (!options.init_from.empty()) trainer->load_weights(options.init_from);
   }
+  if (options.save_every) trainer->save_every = *options.save_every;
+  ag::check(trainer->save_every >= 0, "run", "--save-every must not be negative, got ",
+            trainer->save_every);
   std::vector<std::int64_t> lengths = options.eval_lengths;
   if (lengths.empty()) lengths.push_back(trainer->config().length);
-  const bool created = prepare_run(*trainer, options, lengths);
+  check_lengths(*trainer, lengths);
+
+  FolderLock lock(options.out_dir, "run");  // from here on, this process alone writes there
   try {
+    check_previous_run(trainer->config(), options.out_dir, options.overwrite, resuming);
+    check_writable_folder(options.out_dir);
+    clear_previous_run(options.out_dir, resuming);
+    remove_stale_temporaries(options.out_dir);
     return train_and_write(*trainer, options, lengths, wall_start);
   } catch (...) {
-    std::error_code error;
-    if (created) std::filesystem::remove(options.out_dir, error);  // only when still empty
+    lock.abandon();  // the folder goes too if this run made it and nothing is in it
     throw;
   }
+}
+
+namespace {
+
+// What differs between two configurations as JSON, "key: A there, B here", up to four keys;
+// "" when nothing does. `ignored` keys take no part.
+std::string differences(const nlohmann::json& there, const nlohmann::json& here,
+                        const std::vector<std::string>& ignored) {
+  std::vector<std::string> keys;
+  for (const auto* side : {&there, &here})
+    for (const auto& item : side->items())
+      if (std::find(keys.begin(), keys.end(), item.key()) == keys.end() &&
+          std::find(ignored.begin(), ignored.end(), item.key()) == ignored.end())
+        keys.push_back(item.key());
+  std::string out;
+  int shown = 0, more = 0;
+  for (const std::string& key : keys) {
+    const nlohmann::json a = there.value(key, nlohmann::json());
+    const nlohmann::json b = here.value(key, nlohmann::json());
+    if (a == b) continue;
+    if (shown == 4) {
+      ++more;
+      continue;
+    }
+    out += (shown++ ? "; " : "") + key + ": " + a.dump() + " there, " + b.dump() + " here";
+  }
+  if (more > 0) out += "; and " + std::to_string(more) + " more";
+  return out;
+}
+
+// run.json as JSON, read as a file of its own (a folder or a FIFO named run.json is refused,
+// naming it) and at most 64 MB: a run's summary is a few hundred KB.
+nlohmann::json read_run_json(const std::string& path) {
+  const std::string text = ag::read_file(path, 64u << 20, "run summary");
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw ag::Error("load_finished_run: '" + path + "' is not valid JSON (" + e.what() + ")");
+  }
+}
+
+}  // namespace
+
+void check_previous_run(const TrainConfig& config, const std::string& out_dir, bool overwrite,
+                        bool resuming) {
+  if (overwrite) return;
+  namespace fs = std::filesystem;
+  const std::string json_path = out_dir + "/run.json", checkpoint = out_dir + "/checkpoint.agt";
+  std::error_code error;
+  nlohmann::json there;
+  std::string what;
+  if (fs::exists(json_path, error)) {
+    const nlohmann::json run = read_run_json(json_path);
+    ag::check(run.is_object() && run.contains("config") && run["config"].is_object(), "run", "'",
+              json_path, "' has no configuration, so the run it belongs to is unknown; ",
+              "add --overwrite to replace it");
+    there = run["config"];
+    what = "a finished run";
+  } else if (fs::exists(checkpoint, error)) {
+    try {
+      const ag::TensorFile file = ag::load_tensor_file(checkpoint);
+      const SavedProgress saved = read_saved_progress(file.metadata, checkpoint);
+      there = nlohmann::json(saved.config);
+      what = "an unfinished run (its checkpoint is at step " + std::to_string(saved.steps_done) +
+             ")";
+    } catch (const ag::Error&) {
+      return;  // a checkpoint that does not read back holds nothing to keep
+    }
+  } else {
+    return;
+  }
+  std::vector<std::string> ignored{"vocab"};  // follows from the task
+  if (resuming) ignored.push_back("steps");
+  const std::string differ = differences(there, nlohmann::json(config), ignored);
+  ag::check(differ.empty(), "run", "the output folder '", out_dir, "' holds ", what,
+            " of another configuration (", differ,
+            "); add --overwrite to replace it, or choose another folder");
 }
 
 namespace {
@@ -321,7 +423,7 @@ namespace {
 // Trains runs[i] for each i in `todo`, `jobs` at a time, each on a thread of its own with one
 // OpenMP thread. An error in one run stops the others from starting and is thrown again here.
 void train_in_parallel(const std::vector<PlannedRun>& runs, const std::vector<std::size_t>& todo,
-                       int jobs, std::vector<FinishedRun>& finished) {
+                       int jobs, bool overwrite, std::vector<FinishedRun>& finished) {
   std::mutex mutex;
   std::size_t next = 0, done = 0;
   std::exception_ptr error;
@@ -340,6 +442,7 @@ void train_in_parallel(const std::vector<PlannedRun>& runs, const std::vector<st
         RunOptions where;
         where.out_dir = runs[i].out_dir;
         where.progress = false;  // bars of several runs would overwrite each other
+        where.overwrite = overwrite;
         RunSummary summary = run_training(runs[i].config, where);
         std::lock_guard<std::mutex> lock(mutex);
         finished[i].summary = std::move(summary);
@@ -358,34 +461,63 @@ void train_in_parallel(const std::vector<PlannedRun>& runs, const std::vector<st
   if (error) std::rethrow_exception(error);
 }
 
+// The checks of run_or_reuse before the first run trains (run.hpp). Returns for each run the
+// summary of the finished run it reuses, if any.
+std::vector<std::optional<RunSummary>> plan_run_list(const std::vector<PlannedRun>& runs,
+                                                     const RunListOptions& how) {
+  ag::check(how.jobs >= 1, "run_or_reuse", "jobs must be at least 1, got ", how.jobs);
+  std::map<std::string, std::size_t> folders;  // two runs in one folder would replace each other
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const std::string folder = std::filesystem::path(runs[i].out_dir).lexically_normal().string();
+    const auto [at, added] = folders.emplace(folder, i);
+    ag::check(added, "run_or_reuse", "runs ", at->second + 1, " and ", i + 1,
+              " would both be written into '", runs[i].out_dir, "'");
+  }
+  std::vector<std::optional<RunSummary>> earlier;
+  for (const PlannedRun& planned : runs) {
+    check_trainable(planned.config);
+    earlier.push_back(how.reuse ? load_finished_run(planned.config, planned.out_dir)
+                                : std::nullopt);
+    if (!earlier.back()) check_previous_run(planned.config, planned.out_dir, how.overwrite);
+  }
+  return earlier;
+}
+
 }  // namespace
 
-std::vector<FinishedRun> run_or_reuse(const std::vector<PlannedRun>& runs, bool reuse, int jobs) {
-  ag::check(jobs >= 1, "run_or_reuse", "jobs must be at least 1, got ", jobs);
+std::vector<FinishedRun> run_or_reuse(const std::vector<PlannedRun>& runs,
+                                      const RunListOptions& how,
+                                      const std::function<void()>& checked) {
+  const std::vector<std::optional<RunSummary>> earlier = plan_run_list(runs, how);
+  if (checked) checked();
   std::vector<FinishedRun> finished;
-  std::vector<std::size_t> todo;  // runs to train
+  std::vector<std::size_t> todo;  // runs to train, in order
   for (const PlannedRun& planned : runs) {
     const std::string at = "run " + std::to_string(finished.size() + 1) + "/" +
                            std::to_string(runs.size()) + ": ";
     FinishedRun run{planned.config, {}, false};
-    std::optional<RunSummary> earlier;
-    if (reuse) earlier = load_finished_run(planned.config, planned.out_dir);
-    if (earlier) {
+    if (const auto& reused = earlier[finished.size()]) {
       std::fprintf(stderr, "%sreusing the finished run in %s (same configuration)\n", at.c_str(),
                    planned.out_dir.c_str());
-      run.summary = *earlier;
+      run.summary = *reused;
       run.reused = true;
-    } else if (jobs == 1) {
-      std::fprintf(stderr, "%straining into %s\n", at.c_str(), planned.out_dir.c_str());
-      RunOptions where;
-      where.out_dir = planned.out_dir;
-      run.summary = run_training(planned.config, where);
     } else {
       todo.push_back(finished.size());
     }
     finished.push_back(std::move(run));
   }
-  if (!todo.empty()) train_in_parallel(runs, todo, jobs, finished);
+  if (how.jobs > 1) {
+    if (!todo.empty()) train_in_parallel(runs, todo, how.jobs, how.overwrite, finished);
+    return finished;
+  }
+  for (const std::size_t i : todo) {
+    std::fprintf(stderr, "run %zu/%zu: training into %s\n", i + 1, runs.size(),
+                 runs[i].out_dir.c_str());
+    RunOptions where;
+    where.out_dir = runs[i].out_dir;
+    where.overwrite = how.overwrite;
+    finished[i].summary = run_training(runs[i].config, where);
+  }
   return finished;
 }
 
@@ -408,15 +540,9 @@ std::optional<RunSummary> load_finished_run(const TrainConfig& config,
   const std::string json_path = out_dir + "/run.json";
   if (!std::filesystem::exists(json_path) || !std::filesystem::exists(out_dir + "/checkpoint.agt"))
     return std::nullopt;
-  std::ifstream in(json_path);
-  nlohmann::json run;
-  try {
-    run = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw ag::Error("load_finished_run: '" + json_path + "' is not valid JSON (" + e.what() + ")");
-  }
+  const nlohmann::json run = read_run_json(json_path);
   // Compared as JSON, so that every field of the configuration takes part.
-  if (!run.contains("config") || run["config"] != nlohmann::json(config))
+  if (!run.is_object() || !run.contains("config") || run["config"] != nlohmann::json(config))
     return std::nullopt;
   // A run is complete when its checkpoint reads back and holds all the steps: a 0-byte or
   // damaged checkpoint (a full disk, a kill) means training it again.
@@ -430,16 +556,38 @@ std::optional<RunSummary> load_finished_run(const TrainConfig& config,
   }
   RunSummary summary;
   summary.out_dir = out_dir;
+  // Every value a table or a chapter would quote, in its range: an accuracy of 7.5 is a
+  // damaged file, not 750%.
+  auto number = [&](const nlohmann::json& value, const std::string& what, double low, double high) {
+    const double v = value.get<double>();
+    ag::check(std::isfinite(v) && v >= low && v <= high, "load_finished_run", "'", json_path,
+              "': ", what, " is ", value.dump(), ", outside ", low, " .. ", high);
+    return v;
+  };
   try {
-    for (const auto& [length, eval] : run.at("final").items())
-      summary.final[std::stoll(length)] = {eval.at("accuracy").get<double>(),
-                                           eval.at("loss").get<double>(),
-                                           eval.at("scored_tokens").get<std::int64_t>()};
-    summary.train_seconds = run.at("train_seconds").get<double>();
-    summary.wall_seconds = run.at("wall_seconds").get<double>();
-  } catch (const std::exception& e) {
+    for (const auto& [length, eval] : run.at("final").items()) {
+      std::int64_t L = 0;
+      const auto [end, error] = std::from_chars(length.data(), length.data() + length.size(), L);
+      ag::check(error == std::errc() && end == length.data() + length.size() && L >= 1 &&
+                    L <= limits::length.high,
+                "load_finished_run", "'", json_path, "': '", length,
+                "' is not an evaluation length");
+      const std::string at = " at length " + length;
+      ag::check(eval.at("scored_tokens").is_number_integer(), "load_finished_run", "'",
+                json_path, "': scored_tokens", at, " is not a whole number");
+      summary.final[L] = {number(eval.at("accuracy"), "accuracy" + at, 0, 1),
+                          number(eval.at("loss"), "loss" + at, 0, INFINITY),
+                          eval.at("scored_tokens").get<std::int64_t>()};
+      ag::check(summary.final[L].scored >= 1, "load_finished_run", "'", json_path,
+                "': scored_tokens", at, " is ", summary.final[L].scored, ", not at least 1");
+    }
+    summary.train_seconds = number(run.at("train_seconds"), "train_seconds", 0, INFINITY);
+    summary.wall_seconds = number(run.at("wall_seconds"), "wall_seconds", 0, INFINITY);
+  } catch (const nlohmann::json::exception& e) {
     throw ag::Error("load_finished_run: '" + json_path + "' lacks its results (" + e.what() + ")");
   }
+  ag::check(summary.final.count(config.length) == 1, "load_finished_run", "'", json_path,
+            "' has no result at the training length ", config.length);
   return summary;
 }
 

@@ -30,8 +30,11 @@ struct RunOptions {
   /// drawing them: a fine-tune. Recorded in run.json as "init_from".
   std::string init_from;
   /// A checkpoint every this many steps during training (0: only at the end), each written
-  /// atomically over the last, so that a killed run resumes from it.
-  std::int64_t save_every = 500;
+  /// atomically over the last, so that a killed run resumes from it. Unset: the resumed run's
+  /// own (Trainer::save_every, kept in its checkpoint), or 500 for a new run.
+  std::optional<std::int64_t> save_every;
+  /// Replace a run of another configuration that the folder holds (see run_training).
+  bool overwrite = false;
   /// Time every op of the training steps (ag/profile.hpp) into RunSummary::profile.
   bool profile = false;
 };
@@ -46,16 +49,31 @@ struct RunSummary {
 };
 
 /// Trains (or resumes) a run, then writes the files above into options.out_dir, each
-/// atomically (run.json last). Every check that can fail before training (configuration,
-/// memory, evaluation lengths, a writable folder) comes first; a run that fails removes the
-/// folder it created if nothing is in it, and a run that diverges keeps its last checkpoint.
+/// atomically (run.json last), holding the folder's lock (folder_lock.hpp) from before its
+/// first check of the folder to its last file. Every check that can fail before training
+/// (configuration, memory, evaluation lengths, a writable folder, the run the folder holds)
+/// comes first. A folder that holds a run of another configuration (check_previous_run) is
+/// refused unless options.overwrite; then the files of the run the folder held are removed
+/// (run.json first), so that nothing of it is left beside the new run (a resumed run keeps
+/// the checkpoint it continues). A run that fails removes the folder it created if nothing is
+/// in it, and a run that diverges keeps its last checkpoint.
 RunSummary run_training(const TrainConfig& config, const RunOptions& options);
+
+/// Refuses (ag::Error, naming the folder and what differs) to start a run of `config` in
+/// `out_dir` when the folder holds a run of another configuration: a finished one (run.json)
+/// or an unfinished one (a checkpoint.agt that reads back); allowed with `overwrite`. When
+/// `resuming`, the steps may differ (--resume --steps sets a new total). The task's vocabulary,
+/// which follows from the task, takes no part.
+void check_previous_run(const TrainConfig& config, const std::string& out_dir, bool overwrite,
+                        bool resuming = false);
 
 /// The summary of a run that finished in `out_dir` with exactly this configuration (its
 /// run.json and checkpoint.agt both present, the configuration in run.json equal to
 /// `config`), or nothing. Lets a long table or experiment be rerun without retraining the
-/// runs it already has. A run.json that is not valid JSON or lacks its results is an error; a
-/// checkpoint that does not read back, or holds fewer steps, means the run is trained again.
+/// runs it already has. A run.json that is not a readable file of valid JSON, lacks its
+/// results, or holds a value out of its range (an accuracy outside 0 .. 1, a negative or
+/// non-finite loss or time) is an error naming the file and the value; a checkpoint that does
+/// not read back, or holds fewer steps, means the run is trained again.
 std::optional<RunSummary> load_finished_run(const TrainConfig& config, const std::string& out_dir);
 
 /// One run of a list: its configuration and its folder.
@@ -71,15 +89,31 @@ struct FinishedRun {
   bool reused = false;  ///< taken from its folder rather than trained now
 };
 
-/// The one run-or-reuse path of `pe table` and the chapters' experiments: each run taken as
-/// it is when it finished in its folder with exactly this configuration (load_finished_run)
-/// and `reuse` is set, trained (run_training) otherwise. With jobs = 1 the runs train one
-/// after the other with a progress display and every OpenMP thread; with jobs > 1, up to
-/// `jobs` runs train at once on threads of their own, each with one OpenMP thread and no
-/// progress bar (a run's numbers do not depend on the thread count). Says on stderr which run
-/// it is at, and which ones it reuses. Returns the runs in the order given.
-std::vector<FinishedRun> run_or_reuse(const std::vector<PlannedRun>& runs, bool reuse,
-                                      int jobs = 1);
+/// How run_or_reuse goes through its list.
+struct RunListOptions {
+  /// Take a run that finished in its folder with exactly its configuration as it is.
+  bool reuse = true;
+  /// Runs trained at once: 1, one after the other with every OpenMP thread; more, each on a
+  /// thread of its own with one OpenMP thread.
+  int jobs = 1;
+  /// Replace runs of other configurations that the folders hold (run_training).
+  bool overwrite = false;
+};
+
+/// The one run-or-reuse path of `pe table` and the chapters' experiments. First everything is
+/// checked, before the first run trains: two runs never share a folder, every configuration
+/// can train (check_trainable: options, task, encoding, memory), a damaged or out-of-range
+/// run.json is an error (load_finished_run), and no run would replace a run of another
+/// configuration unasked (check_previous_run); then `checked` is called, if given. Each run is
+/// taken as it is when it finished in its folder with exactly this configuration and
+/// how.reuse is set, trained (run_training) otherwise. With jobs = 1 the runs train one after
+/// the other with a progress display and every OpenMP thread; with jobs > 1, up to `jobs`
+/// runs train at once on threads of their own, each with one OpenMP thread and no progress
+/// bar (a run's numbers do not depend on the thread count). Says on stderr which run it is
+/// at, and which ones it reuses. Returns the runs in the order given.
+std::vector<FinishedRun> run_or_reuse(const std::vector<PlannedRun>& runs,
+                                      const RunListOptions& how,
+                                      const std::function<void()>& checked = {});
 
 /// A finished run's result on one line, as the chapters print them: encoding, task, layers,
 /// heads, steps, seed, held-out accuracy and loss at the training length, training time:

@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <thread>
+#include <sstream>
 
 #include "ag/files.hpp"
+#include "command_line.hpp"
+#include "folder_lock.hpp"
 #include "lengths.hpp"
 #include "run.hpp"
 #include "summary.hpp"
@@ -48,35 +50,30 @@ TrainConfig table_config(const TableOptions& options, const std::string& encodin
   return options.fast ? fast_table_config(config) : config;
 }
 
-void run_table(const TableOptions& options) {
-  std::vector<std::string> encodings = options.encodings;
-  if (encodings.empty())
-    for (const auto& entry : registered_encodings()) encodings.push_back(entry.name);
-  ag::check(!options.tasks.empty() && !options.layers.empty(), "table",
-            "needs at least one task and one layer count");
+namespace {
 
-  const std::string out_dir =
-      !options.out_dir.empty() ? options.out_dir
-                               : (options.fast ? "results/table-fast" : "results/table");
-  std::vector<PlannedRun> planned;
-  for (const auto& encoding : encodings)
-    for (const auto& task : options.tasks)
-      for (auto layers : options.layers)
-        planned.push_back({table_config(options, encoding, task, layers),
-                           out_dir + "/" + encoding + "-" + task + "-l" + std::to_string(layers)});
+// A name given twice would train the same row twice into one folder.
+template <class T>
+void check_no_repeats(const std::vector<T>& values, const char* flag) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j) {
+      std::ostringstream value;
+      value << values[i];
+      ag::check(!(values[i] == values[j]), "table", flag, " names '", value.str(), "' twice");
+    }
+}
 
-  for (const std::int64_t length : options.lengths)
-    ag::check(length >= 1, "table", "--lengths must be positive, got ", length);
-  ag::check(options.jobs >= 0, "table", "--jobs must be 0 (one per core) or more, got ",
-            options.jobs);
-  const int jobs = options.jobs > 0 ? options.jobs
-                                    : int(std::max(1u, std::thread::hardware_concurrency()));
-
-  if (options.fast) std::printf("%s\n", fast_table_note().c_str());
+// The rows, trained or reused (run_or_reuse), as table.md and table.json in out_dir.
+void write_table(const std::vector<PlannedRun>& planned, const RunListOptions& how,
+                 const TableOptions& options, const std::string& out_dir) {
   nlohmann::json rows = nlohmann::json::array();
   std::string markdown = "| encoding | task | layers | steps | accuracy | train time (s) |\n"
                          "|---|---|---|---|---|---|\n";
-  const std::vector<FinishedRun> finished = run_or_reuse(planned, options.reuse, jobs);
+  // Every row is checked before the first one trains; the note comes after the checks, so that
+  // a mistake is the only line printed.
+  const std::vector<FinishedRun> finished = run_or_reuse(planned, how, [&] {
+    if (options.fast) std::printf("%s\n", fast_table_note().c_str());
+  });
   for (const FinishedRun& run : finished) {
     const TrainConfig& c = run.config;
     const Evaluation& e = run.summary.final.at(c.length);
@@ -106,6 +103,53 @@ void run_table(const TableOptions& options) {
     const std::string lengths = write_length_table(finished, options.lengths, out_dir);
     std::printf("\n%s\nwritten to %s/lengths.md and lengths.json\n", lengths.c_str(),
                 out_dir.c_str());
+  } else {  // an earlier table's, which would not match this one
+    for (const char* name : {"/lengths.md", "/lengths.json"}) std::remove((out_dir + name).c_str());
+  }
+}
+
+
+}  // namespace
+
+void run_table(const TableOptions& options) {
+  std::vector<std::string> encodings = options.encodings;
+  if (encodings.empty())
+    for (const auto& entry : registered_encodings()) encodings.push_back(entry.name);
+  ag::check(!options.tasks.empty() && !options.layers.empty(), "table",
+            "needs at least one task and one layer count");
+  check_no_repeats(encodings, "--encodings");
+  check_no_repeats(options.tasks, "--tasks");
+  check_no_repeats(options.layers, "--layers");
+  check_no_repeats(options.lengths, "--lengths");
+
+  const std::string out_dir =
+      !options.out_dir.empty() ? options.out_dir
+                               : (options.fast ? "results/table-fast" : "results/table");
+  std::vector<PlannedRun> planned;
+  for (const auto& encoding : encodings)
+    for (const auto& task : options.tasks)
+      for (auto layers : options.layers)
+        planned.push_back({table_config(options, encoding, task, layers),
+                           out_dir + "/" + encoding + "-" + task + "-l" + std::to_string(layers)});
+
+  for (const std::int64_t length : options.lengths)
+    ag::check(length >= 1, "table", "--lengths must be positive, got ", length);
+  ag::check(options.jobs >= 0, "table", "--jobs must be 0 (one per core) or more, got ",
+            options.jobs);
+  const int cores = int(usable_cores());
+  int jobs = options.jobs > 0 ? options.jobs : cores;
+  if (jobs > cores) {
+    std::fprintf(stderr, "note: --jobs %d is more than the %d cores this program can use; "
+                         "using %d\n", jobs, cores, cores);
+    jobs = cores;
+  }
+  const RunListOptions how{options.reuse, jobs, options.overwrite};
+  FolderLock lock(out_dir, "table");  // before the rows' folders are looked at
+  try {
+    write_table(planned, how, options, out_dir);
+  } catch (...) {
+    lock.abandon();
+    throw;
   }
 }
 

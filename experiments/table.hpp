@@ -26,8 +26,10 @@ struct TableOptions {
   /// at each of them (evaluate_past_training), into out_dir/lengths.md and lengths.json.
   std::vector<std::int64_t> lengths;
   /// Runs trained at once, each with one OpenMP thread (0: one per core; 1: one after the
-  /// other, each with every core).
+  /// other, each with every core). More than the cores is capped to them, with a note.
   int jobs = 0;
+  /// Replace runs of other configurations that the rows' folders hold (run_training).
+  bool overwrite = false;
 };
 
 /// The configuration of one row of the table: the reference model and run (TrainConfig's
@@ -49,7 +51,11 @@ std::string fast_table_note();
 
 /// Runs every (encoding, task, layers) combination with the reference model, writes
 /// out_dir/table.md and out_dir/table.json and each run's folder, and prints the table; with
-/// options.lengths, also the table of held-out accuracy at each length (write_length_table).
+/// options.lengths, also the table of held-out accuracy at each length (write_length_table),
+/// and without, removes the lengths.md and lengths.json of an earlier table. Everything is
+/// checked before the first run trains (check_run_list): a name given twice, an unknown
+/// encoding or task, an option, a folder that holds a run of another configuration. The
+/// table holds its folder's lock (folder_lock.hpp) throughout.
 void run_table(const TableOptions& options);
 
 /// The extrapolation table of finished runs: each run's model, loaded from its checkpoint,

@@ -15,7 +15,6 @@
 namespace pe {
 
 namespace {
-constexpr std::int64_t kMaxSteps = 1000000000;  // a billion steps: far past any run of the book
 // Named Rng streams: the same seed gives the same initial weights whatever the data, and
 // training batches never overlap the held-out set (Task::kHeldOutStream).
 constexpr std::uint64_t kInitStream = 1, kDataStream = 2;
@@ -23,22 +22,21 @@ constexpr const char* kOptimizerPrefix = "optimizer.";
 }  // namespace
 
 void TrainConfig::validate() const {
-  // The upper bounds keep a typing mistake from asking for terabytes.
-  auto in_range = [](const char* field, std::int64_t value, std::int64_t low, std::int64_t high) {
-    ag::check(value >= low && value <= high, "TrainConfig", field, " must be from ", low, " to ",
-              high, ", got ", value);
+  auto in_range = [](const char* field, std::int64_t value, Range range) {
+    ag::check(value >= range.low && value <= range.high, "TrainConfig", field, " must be from ",
+              range.low, " to ", range.high, ", got ", value);
   };
-  in_range("length", length, 1, 100000);
-  in_range("batch", batch, 1, 100000);
-  in_range("width", model.width, 1, 8192);
-  in_range("heads", model.heads, 1, 64);
-  in_range("layers", model.layers, 1, 64);
-  in_range("ffn_width", model.ffn_width, 1, 32768);
-  in_range("eval_every", eval_every, 1, std::numeric_limits<std::int64_t>::max());
-  in_range("eval_sequences", eval_sequences, 1, 1000000);
-  in_range("steps", steps, 0, kMaxSteps);
-  in_range("warmup", warmup, 0, kMaxSteps);
-  in_range("max_length", max_length, 0, 100000);
+  in_range("length", length, limits::length);
+  in_range("batch", batch, limits::batch);
+  in_range("width", model.width, limits::width);
+  in_range("heads", model.heads, limits::heads);
+  in_range("layers", model.layers, limits::layers);
+  in_range("ffn_width", model.ffn_width, limits::ffn_width);
+  in_range("eval_every", eval_every, limits::eval_every);
+  in_range("eval_sequences", eval_sequences, limits::eval_sequences);
+  in_range("steps", steps, limits::steps);
+  in_range("warmup", warmup, limits::warmup);
+  in_range("max_length", max_length, limits::max_length);
   // An infinite rate or norm would train on in NaN; a NaN fails every comparison.
   ag::check(std::isfinite(lr) && lr > 0, "TrainConfig", "lr must be a finite positive number, got ", lr);
   ag::check(std::isfinite(clip) && clip > 0, "TrainConfig",
@@ -49,6 +47,19 @@ void TrainConfig::validate() const {
             " is not divisible by heads ", model.heads);
   ag::check(max_length == 0 || max_length >= length, "TrainConfig", "max_length ", max_length,
             " is shorter than the training length ", length);
+}
+
+void check_trainable(const TrainConfig& requested) {
+  TrainConfig config = requested;
+  config.validate();
+  config.model.vocab = make_task(config.task, config.task_options)->vocab_size();
+  check_memory(config, config.model.vocab);
+  EncodingSpec spec;
+  spec.model = config.model;
+  spec.max_length = config.max_length > 0 ? config.max_length : config.length;
+  spec.options = config.encoding_options;
+  ag::Rng rng(config.seed);
+  make_encoding(config.encoding, spec, rng);  // a name or option it does not know is an error
 }
 
 Trainer::Trainer(TrainConfig config) : config_(std::move(config)) {
@@ -170,7 +181,8 @@ void Trainer::save(const std::string& checkpoint) const {
                     {"optimizer_steps", std::to_string(state.t)},
                     {"data_rng", data_rng_.save_state()},
                     {"history", history.dump()},
-                    {"seconds", std::to_string(seconds_)}});
+                    {"seconds", std::to_string(seconds_)},
+                    {"save_every", std::to_string(save_every)}});
 }
 
 namespace {
@@ -224,6 +236,13 @@ SavedProgress read_saved_progress(const std::map<std::string, std::string>& meta
             "': optimizer_steps ", saved.optimizer_steps, " differs from steps_done ",
             saved.steps_done);
   saved.data_rng = metadata.at("data_rng");
+  if (metadata.count("save_every")) {  // absent from checkpoints of older versions
+    saved.save_every = whole_integer(metadata.at("save_every"), where, "save_every");
+    ag::check(saved.save_every >= limits::save_every.low &&
+                  saved.save_every <= limits::save_every.high,
+              "Trainer::resume", "'", where, "': save_every ", saved.save_every, " is outside ",
+              limits::save_every.low, " .. ", limits::save_every.high);
+  }
   if (metadata.count("seconds")) {
     saved.seconds = finite_number(metadata.at("seconds"), where, "seconds");
     ag::check(saved.seconds >= 0, "Trainer::resume", "'", where, "': seconds is negative");
@@ -246,15 +265,38 @@ SavedProgress read_saved_progress(const std::map<std::string, std::string>& meta
   return saved;
 }
 
+namespace {
+
+// A checkpoint whose checksum holds can still carry NaN weights (a crafted file, or one saved
+// by a version that did not stop a diverging run): evaluating it would print "loss nan".
+void check_finite(const ag::NamedTensors& tensors, const std::string& where) {
+  for (const auto& [name, tensor] : tensors) {
+    const std::vector<double> values = tensor.to_vector();
+    for (std::size_t i = 0; i < values.size(); ++i)
+      ag::check(std::isfinite(values[i]), "Trainer::resume", "'", where, "': tensor '", name,
+                "' holds ", values[i], " at index ", i, "; a model with weights that are not "
+                "finite numbers cannot be used");
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<Trainer> Trainer::resume(const std::string& checkpoint,
                                          const std::map<std::string, std::string>& encoding_options) {
   const ag::TensorFile file = ag::load_tensor_file(checkpoint);
   SavedProgress saved = read_saved_progress(file.metadata, checkpoint);
+  check_finite(file.tensors, checkpoint);
   for (const auto& [key, value] : encoding_options) {
-    if (value.empty())
-      saved.config.encoding_options.erase(key);
-    else
+    if (!value.empty()) {
       saved.config.encoding_options[key] = value;
+      continue;
+    }
+    // "key=" removes an option: one the checkpoint does not have is a typing mistake.
+    std::string set;
+    for (const auto& [name, v] : saved.config.encoding_options) set += (set.empty() ? "" : ", ") + name;
+    ag::check(saved.config.encoding_options.erase(key) == 1, "Trainer::resume", "--option ", key,
+              "= removes an encoding option, but '", checkpoint, "' has no option '", key,
+              "' (its options: ", set.empty() ? "none" : set, ")");
   }
   const ag::Rng data_rng = ag::Rng::from_state(saved.data_rng);
   auto trainer = std::make_unique<Trainer>(saved.config);
@@ -275,12 +317,14 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string& checkpoint,
   trainer->data_rng_ = data_rng;
   trainer->seconds_ = saved.seconds;
   trainer->history_ = std::move(saved.history);
+  if (saved.save_every >= 0) trainer->save_every = saved.save_every;
   return trainer;
 }
 
 void Trainer::load_weights(const std::string& checkpoint) {
   const ag::TensorFile file = ag::load_tensor_file(checkpoint);
   read_saved_progress(file.metadata, checkpoint);  // a training checkpoint, not any tensor file
+  check_finite(file.tensors, checkpoint);
   ag::load_module(file.tensors, *model_, checkpoint, kOptimizerPrefix);
 }
 

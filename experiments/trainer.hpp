@@ -15,6 +15,22 @@
 
 namespace pe {
 
+/// The range of a whole-number setting, from low to high.
+struct Range {
+  std::int64_t low, high;
+};
+
+/// The bounds of TrainConfig's whole-number fields, in one place: TrainConfig::validate checks
+/// them, and `pe train` checks its options against them as the user wrote them. The upper
+/// bounds keep a typing mistake from asking for terabytes.
+namespace limits {
+inline constexpr std::int64_t kMaxSteps = 1000000000;  ///< far past any run of the book
+inline constexpr Range length{1, 100000}, batch{1, 100000}, width{1, 8192}, heads{1, 64},
+    layers{1, 64}, ffn_width{1, 32768}, eval_every{1, kMaxSteps}, eval_sequences{1, 1000000},
+    steps{0, kMaxSteps}, warmup{0, kMaxSteps}, max_length{0, 100000},
+    save_every{0, kMaxSteps};  ///< run_training's checkpoint interval (0: only at the end)
+}  // namespace limits
+
 /// Every default reproduces the reference experiment: 1 layer, 1 head, width 256,
 /// feed-forward 1024, ReLU, pre-LN, sequences of 32, batch 64.
 struct TrainConfig {
@@ -65,7 +81,14 @@ struct SavedProgress {
   std::string data_rng;               ///< the data stream's state (Rng::save_state)
   std::vector<HistoryPoint> history;  ///< every evaluation so far
   double seconds = 0;                 ///< training time so far
+  std::int64_t save_every = -1;       ///< Trainer::save_every when saved; -1: not recorded
 };
+
+/// Every check Trainer's constructor makes, without building the model: the configuration,
+/// the task (a charlm corpus is read), the encoding and its options, and the memory
+/// estimate. A list of runs (pe table, a chapter's experiment) checks them all this way
+/// before the first one trains.
+void check_trainable(const TrainConfig& config);
 
 /// Reads the metadata of a checkpoint written by Trainer::save; `where` names the file in the
 /// one-line ag::Error that refuses anything else. Allocates nothing sized by the input beyond
@@ -82,8 +105,10 @@ class Trainer {
   /// Restores a run saved by save(): the same model, optimiser and data streams, so that
   /// training on gives exactly what the uninterrupted run would have given.
   /// encoding_options replace the checkpoint's options of the same name (an empty value
-  /// removes one): a rule chosen at evaluation time, such as RoPE's scaling, that changes no
-  /// parameter. An option that would change a parameter's shape fails to load, naming it.
+  /// removes one, and must name one the checkpoint has): a rule chosen at evaluation time,
+  /// such as RoPE's scaling, that changes no parameter. An option that would change a
+  /// parameter's shape fails to load, naming it. A tensor holding NaN or an infinity (a
+  /// crafted or damaged file whose checksum still holds) is refused, naming it.
   static std::unique_ptr<Trainer> resume(
       const std::string& checkpoint,
       const std::map<std::string, std::string>& encoding_options = {});
@@ -105,6 +130,9 @@ class Trainer {
   /// Called by train() after each step and its evaluation, when the state is complete enough
   /// to save (run_training's periodic checkpoints).
   std::function<void()> after_step;
+  /// How often run_training saves this run (steps; 0: only at the end). Kept in the
+  /// checkpoint, so that a resumed run saves as often as the run it continues.
+  std::int64_t save_every = 500;
 
   /// Writes model, optimiser state, data stream and history to `checkpoint` (atomically).
   void save(const std::string& checkpoint) const;

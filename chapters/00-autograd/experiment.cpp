@@ -10,19 +10,23 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
+#include "ag/files.hpp"
 #include "ag/graphviz.hpp"
 #include "ag/optim.hpp"
 #include "command_line.hpp"
+#include "folder_lock.hpp"
 #include "mlp.hpp"
 #include "spirals.hpp"
 
 namespace {
+
+// A bound against typing mistakes: a million steps of this MLP is far past what it needs.
+constexpr long kMostSteps = 1000000;
 
 struct Options {
   long steps = 1000;
@@ -57,17 +61,18 @@ int main(int argc, char** argv) {
                "ch00_experiment"};
   app.add_option("--steps", options.steps, "training steps")
       ->capture_default_str()
-      ->check(pe::integer_at_least(1));
+      ->check(pe::whole_number(1L, kMostSteps));
   app.add_option("--seed", options.seed, "random seed (data and weights)")
       ->capture_default_str()
-      ->check(pe::integer_at_least(0));
-  app.add_option("--out", options.out, "folder for loss.csv and graph.dot")->capture_default_str();
+      ->check(pe::whole_number<std::uint64_t>(0));
+  app.add_option("--out", options.out, "folder for loss.csv and graph.dot")
+      ->capture_default_str()
+      ->check(pe::not_empty("a folder"));
   if (const auto status = pe::parse_command_line(app, argc, argv)) return *status;
   try {
-    std::filesystem::create_directories(options.out);
+    const pe::FolderLock lock(options.out, "");  // one writer: a second one is refused at once
     const std::string csv_path = options.out + "/loss.csv";
-    std::ofstream csv(csv_path);
-    ag::check(csv.is_open(), "ch00_experiment", "cannot open '", csv_path, "' for writing");
+    std::ostringstream csv;  // written whole at the end (ag::write_file_atomically)
     csv << "step,loss,accuracy\n";
 
     // Separate streams, so that changing the data never changes the initial weights.
@@ -97,6 +102,7 @@ int main(int argc, char** argv) {
       optimizer.step();
     }
     // [training-loop]
+    ag::write_file_atomically(csv_path, csv.str());
     print_difference_errors();
     std::cout << "\nwrote " << csv_path << " and " << options.out << "/graph.dot\n";
   } catch (const std::exception& e) {

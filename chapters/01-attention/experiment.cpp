@@ -85,10 +85,10 @@ int main(int argc, char** argv) {
                "ch01_experiment"};
   app.add_option("--seed", options.seed, "random seed (weights and shuffles)")
       ->capture_default_str()
-      ->check(pe::integer_at_least(0));
+      ->check(pe::whole_number<std::uint64_t>(0));
   app.add_option("--trials", options.trials, "random shuffles of 32 letters")
       ->capture_default_str()
-      ->check(pe::integer_at_least(1));
+      ->check(pe::whole_number(1, 1000000));
   if (const auto status = pe::parse_command_line(app, argc, argv)) return *status;
   std::cout << "Untrained reference decoder (1 layer, 1 head, width 256, feed-forward 1024), "
                "no positional encoding, seed "

@@ -48,7 +48,9 @@ SinusoidalEncoding::SinusoidalEncoding(std::int64_t width, SinusoidalOptions opt
   ag::check(width > 0 && width % 2 == 0, "sinusoidal",
             "model width must be even and positive (a sine and a cosine per frequency), got ",
             width);
-  ag::check(options.base > 0, "sinusoidal", "base must be positive, got ", options.base);
+  // base 1 would give every pair the same frequency, and one below 1 frequencies that grow:
+  // refused as RoPE refuses them (rope.cpp).
+  ag::check(options.base > 1, "sinusoidal", "base must be greater than 1, got ", options.base);
 }
 
 // [sinusoidal-embed]

@@ -134,7 +134,7 @@ void run(const pe::ChapterOptions& options) {
     for (const std::string task : {"shiftk", "alternating"})
       planned.push_back({pe::reference_config(encoding, task, options),
                          options.out + "/" + encoding + "_" + task});
-  const auto runs = pe::run_or_reuse(planned, !options.retrain);
+  const auto runs = pe::run_or_reuse(planned, options.run_list());
   std::printf("\nheld-out token accuracy (256 sequences of 32), reference model:\n");
   std::vector<pe::Series> t5_curves;
   for (const auto& run : runs) {

@@ -80,12 +80,11 @@ void run(const pe::ChapterOptions& options) {
                 long(heads));
   }
 
-  std::vector<pe::ReferenceRun> runs;
+  std::vector<pe::ReferenceGroup> groups;
   for (std::int64_t heads : {1, 8})  // the reference model's single head, then 8 heads
-    for (auto& run : pe::train_reference_runs("alibi", options, {"shiftk", "alternating"},
-                                              "-h" + std::to_string(heads),
-                                              [heads](pe::TrainConfig& c) { c.model.heads = heads; }))
-      runs.push_back(std::move(run));
+    groups.push_back({{"shiftk", "alternating"}, "-h" + std::to_string(heads),
+                      [heads](pe::TrainConfig& c) { c.model.heads = heads; }});
+  const std::vector<pe::ReferenceRun> runs = pe::train_reference_runs("alibi", options, groups);
   pe::print_reference_runs(
       "held-out token accuracy (256 sequences of 32), width 256, 1 layer, ALiBi:", runs);
   std::printf("figures and runs in %s/\n", options.out.c_str());

@@ -41,11 +41,10 @@ constexpr const char* kAbout =
 void run(const pe::ChapterOptions& options) {
   // The reference model without an encoding on both tasks, then with 8 layers on ShiftK,
   // into <out>/shiftk-l1, alternating-l1 and shiftk-l8.
-  std::vector<pe::ReferenceRun> runs =
-      pe::train_reference_runs("none", options, {"shiftk", "alternating"}, "-l1");
-  for (auto& run : pe::train_reference_runs("none", options, {"shiftk"}, "-l8",
-                                            [](pe::TrainConfig& c) { c.model.layers = 8; }))
-    runs.push_back(std::move(run));
+  std::vector<pe::ReferenceRun> runs = pe::train_reference_runs(
+      "none", options,
+      {{{"shiftk", "alternating"}, "-l1"},
+       {{"shiftk"}, "-l8", [](pe::TrainConfig& c) { c.model.layers = 8; }}});
 
   std::vector<std::vector<pe::ProbeScore>> probes;  // per run: layer 0 = embedding, then blocks
   // [probe-runs]

@@ -128,7 +128,7 @@ void run(const pe::ChapterOptions& options) {
       options.out, options.seed, seeds, options.steps, train_text, vocabulary.size());
   std::vector<pe::PlannedRun> planned;
   for (const LengthRun& p : plan) planned.push_back(p.run);
-  const std::vector<pe::FinishedRun> finished = pe::run_or_reuse(planned, !options.retrain, 2);
+  const std::vector<pe::FinishedRun> finished = pe::run_or_reuse(planned, options.run_list(2));
 
   json& summary = pe::experiment_summary();
   summary["train_length"] = kTrainLength;

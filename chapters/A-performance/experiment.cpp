@@ -9,16 +9,17 @@
 // CSV files and the roofline figure (when gnuplot is there) to DIR.
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "ag/error.hpp"
+#include "ag/files.hpp"
 #include "ag/threads.hpp"
 #include "command_line.hpp"
 #include "dispatch.hpp"
 #include "figures.hpp"
+#include "folder_lock.hpp"
 #include "measure.hpp"
 #include "peak_fma.hpp"
 #include "roofline_figure.hpp"
@@ -32,12 +33,19 @@ struct Options {
   int memory_mib = 256;
 };
 
-std::ofstream open_csv(const std::string& path, const char* header) {
-  std::ofstream csv(path);
-  ag::check(csv.is_open(), "chA_experiment", "cannot open '", path, "' for writing");
-  csv << header << "\n";
-  return csv;
-}
+// A CSV file built in memory and written whole (ag::write_file_atomically) when it is done,
+// so that a failure or a kill never leaves half a table under its name.
+struct Csv {
+  std::string path;
+  std::ostringstream text;
+  Csv(std::string file, const char* header) : path(std::move(file)) { text << header << "\n"; }
+  template <class T>
+  Csv& operator<<(const T& value) {
+    text << value;
+    return *this;
+  }
+  void write() const { ag::write_file_atomically(path, text.str()); }
+};
 
 }  // namespace
 
@@ -46,42 +54,45 @@ int main(int argc, char** argv) {
   CLI::App app{"Appendix A: the roofline of this machine, measured (float32, one thread).",
                "chA_experiment"};
   app.add_option("--out", options.out, "folder for the CSV files and roofline.png")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(pe::not_empty("a folder"));
   app.add_option("--repetitions", options.repetitions, "repetitions per measurement (best kept)")
       ->capture_default_str()
-      ->check(pe::integer_at_least(1));
+      ->check(pe::whole_number(1, 10000));
   app.add_option("--min-ms", options.min_ms, "CPU milliseconds per repetition, at least")
       ->capture_default_str()
-      ->check(pe::integer_at_least(1));
+      ->check(pe::whole_number(1, 60000));
   app.add_option("--memory-mib", options.memory_mib,
                  "working set of the memory-bandwidth measurement (far larger than the caches)")
       ->capture_default_str()
-      ->check(pe::integer_at_least(1));
+      ->check(pe::whole_number(1, 65536));
   if (const auto status = pe::parse_command_line(app, argc, argv)) return *status;
   try {
     ag::set_max_threads(1);
-    std::filesystem::create_directories(options.out);
+    const pe::FolderLock lock(options.out, "");  // one writer: a second one is refused at once
     const appendix_a::Effort effort{options.repetitions, options.min_ms * 1e-3};
     std::printf("SIMD path of the kernels: %s; float32, one thread, best of %d repetitions\n",
                 ag::kernels::simd_path_name(), options.repetitions);
 
     const std::vector<bench::Peak> peaks = bench::measure_fma_peaks(options.repetitions);
     std::printf("\npeak (register-only multiply-add loop):\n");
-    auto peaks_csv = open_csv(options.out + "/peaks.csv", "isa,gflops");
+    Csv peaks_csv(options.out + "/peaks.csv", "isa,gflops");
     for (const bench::Peak& p : peaks) {
       std::printf("  %-8s %7.1f GFLOP/s\n", p.isa.c_str(), p.gflops);
       peaks_csv << p.isa << "," << p.gflops << "\n";
     }
+    peaks_csv.write();
 
     const auto bandwidths =
         appendix_a::measure_bandwidths(std::size_t(options.memory_mib) << 20, effort);
     std::printf("\nbandwidth (axpy, y += a x, 12 bytes per element):\n");
-    auto bandwidth_csv = open_csv(options.out + "/bandwidth.csv", "level,working_set_bytes,gbps");
+    Csv bandwidth_csv(options.out + "/bandwidth.csv", "level,working_set_bytes,gbps");
     for (const auto& b : bandwidths) {
       std::printf("  %-8s %9.0f KiB %7.1f GB/s\n", b.level.c_str(), b.working_set_bytes / 1024.0,
                   b.gbytes_per_second);
       bandwidth_csv << b.level << "," << b.working_set_bytes << "," << b.gbytes_per_second << "\n";
     }
+    bandwidth_csv.write();
     if (!peaks.empty() && !bandwidths.empty())
       std::printf("  ridge point against memory: %.1f flop/byte (%s peak / memory bandwidth)\n",
                   peaks.front().gflops / bandwidths.back().gbytes_per_second,
@@ -91,7 +102,7 @@ int main(int argc, char** argv) {
     std::printf("\nkernels of one training step, each alone at its shape:\n");
     std::printf("  %-20s %-18s %8s %8s %9s %9s %8s %7s\n", "kernel", "shape", "MFLOP", "MB",
                 "flop/B", "us/call", "GFLOP/s", "GB/s");
-    auto kernels_csv = open_csv(options.out + "/kernels.csv",
+    Csv kernels_csv(options.out + "/kernels.csv",
                                 "kernel,shape,flops,bytes,intensity,seconds,gflops,gbps");
     for (const auto& p : points) {
       std::printf("  %-20s %-18s %8.2f %8.2f %9.2f %9.1f %8.1f %7.1f\n", p.name.c_str(),
@@ -101,17 +112,19 @@ int main(int argc, char** argv) {
                   << p.intensity() << "," << p.seconds << "," << p.gflops() << ","
                   << p.gbytes_per_second() << "\n";
     }
+    kernels_csv.write();
 
     const auto fused = appendix_a::measure_fused_vs_composite(effort);
     std::printf("\nfused kernel against primitive ops (forward + backward through the engine):\n");
     std::printf("  %-12s %-12s %10s %13s %8s\n", "op", "input", "fused ms", "composite ms",
                 "speed-up");
-    auto fused_csv = open_csv(options.out + "/fused.csv", "op,shape,fused_ms,composite_ms");
+    Csv fused_csv(options.out + "/fused.csv", "op,shape,fused_ms,composite_ms");
     for (const auto& f : fused) {
       std::printf("  %-12s %-12s %10.3f %13.3f %7.1fx\n", f.op.c_str(), f.shape.c_str(), f.fused_ms,
                   f.composite_ms, f.composite_ms / f.fused_ms);
       fused_csv << f.op << "," << f.shape << "," << f.fused_ms << "," << f.composite_ms << "\n";
     }
+    fused_csv.write();
 
     const std::string png = options.out + "/roofline.png";
     if (pe::gnuplot_available()) {

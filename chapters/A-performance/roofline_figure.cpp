@@ -29,7 +29,6 @@ void write_roofline(const std::string& png_path, const std::vector<bench::Peak>&
             "needs at least one peak and one bandwidth");
   std::ostringstream gp;
   gp << "set terminal pngcairo noenhanced size 900,600 font ',11'\n"
-     << "set output '" << png_path << "'\n"
      << "set logscale xy\n"
      << "set xrange [0.05:1000]\nset yrange [0.3:" << 2 * peaks.front().gflops << "]\n"
      << "set xlabel 'arithmetic intensity (flop per byte of compulsory traffic)'\n"

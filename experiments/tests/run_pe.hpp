@@ -1,6 +1,7 @@
 // Runs the real `pe` binary as a reader would, for the command-line tests.
 #pragma once
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -38,6 +39,25 @@ inline Outcome run(const std::string& args) {
   const int status = pclose(pipe);
   outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return outcome;
+}
+
+/// Starts `pe <args>` in the background (output discarded); returns its process id, which
+/// stays pe's own (sh execs it, and pe only ever execs itself again).
+inline pid_t start(const std::string& args) {
+  const std::string command = "exec " + std::string(PE_BINARY) + " " + args + " >/dev/null 2>&1";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
+/// The exit status of a process started with start(), waiting for it; -1 after a signal.
+inline int wait_for(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 }  // namespace pe_test

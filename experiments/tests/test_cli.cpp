@@ -88,8 +88,9 @@ TEST(Cli, ResumeContinuesASavedRun) {
       "--layers");
 }
 
-// `pe table --reuse` takes a finished run with the same configuration and retrains one whose
-// configuration differs; a damaged run.json is an error, not a silently retrained row.
+// `pe table --reuse` takes a finished run with the same configuration and, with --overwrite
+// only, retrains one whose configuration differs; a damaged run.json is an error, not a
+// silently retrained row.
 TEST(Cli, TableReusesOnlyFinishedRunsWithTheSameConfiguration) {
   const std::string dir = temp_dir("table");
   const std::string table = "table --encodings none --tasks shiftk --out " + dir;
@@ -107,14 +108,17 @@ TEST(Cli, TableReusesOnlyFinishedRunsWithTheSameConfiguration) {
   EXPECT_NE(again.output.find("(reused)"), std::string::npos) << again.output;
   EXPECT_EQ(accuracy(), trained);
 
-  const Outcome longer = run(table + " --steps 4 --reuse");
+  // Another configuration in the row's folder: refused before anything trains, naming what
+  // differs, unless --overwrite.
+  const Outcome refused = run(table + " --steps 4 --reuse");
+  expect_one_line_error(refused, "holds a finished run of another configuration (steps: 3 there, 4 here)");
+  EXPECT_EQ(accuracy(), trained);
+  const Outcome longer = run(table + " --steps 4 --reuse --overwrite");
   ASSERT_EQ(longer.exit_code, 0) << longer.output;
   EXPECT_EQ(longer.output.find("(reused)"), std::string::npos) << longer.output;
 
   std::ofstream(dir + "/none-shiftk-l1/run.json") << "{\"config\": ";
-  const Outcome damaged = run(table + " --steps 4 --reuse");  // after a progress line
-  EXPECT_GT(damaged.exit_code, 0) << damaged.output;
-  EXPECT_NE(damaged.output.find("not valid JSON"), std::string::npos) << damaged.output;
+  expect_one_line_error(run(table + " --steps 4 --reuse"), "not valid JSON");
 }
 
 // `pe table --lengths` evaluates every row's model at each length without retraining: a number

@@ -3,6 +3,7 @@
 // scaling rules in pe inspect: run as a reader runs them.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -36,7 +37,10 @@ void expect_one_line_error(const Outcome& o, const std::string& fragment) {
 
 std::string train_char_model(const std::string& dir, const std::string& encoding,
                              const std::string& extra = "") {
-  const std::string out = dir + "/" + encoding;
+  // A folder of its own for each model: a second configuration in one folder is refused.
+  std::string out = dir + "/" + encoding + extra;
+  for (std::size_t i = dir.size() + 1; i < out.size(); ++i)
+    if (!std::isalnum(static_cast<unsigned char>(out[i]))) out[i] = '_';
   const Outcome o =
       run(std::string(kTinyCharRun) + " -e " + encoding + " " + extra + " --out " + out);
   EXPECT_EQ(o.exit_code, 0) << o.output;

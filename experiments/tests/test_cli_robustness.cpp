@@ -26,6 +26,7 @@ namespace {
 
 using pe_test::Outcome;
 using pe_test::run;
+using pe_test::start;
 
 std::string temp_dir(const std::string& name) {
   const std::string dir = ::testing::TempDir() + "pe_robust_" + name;
@@ -51,17 +52,6 @@ void expect_same_tensors(const std::string& a, const std::string& b) {
   EXPECT_EQ(x.metadata.at("data_rng"), y.metadata.at("data_rng"));
 }
 
-// Starts pe with these arguments in the background (output discarded); returns its pid.
-pid_t start(const std::string& args) {
-  const std::string command = "exec " + std::string(PE_BINARY) + " " + args + " >/dev/null 2>&1";
-  const pid_t pid = fork();
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  return pid;
-}
-
 }  // namespace
 
 // Each bad command line, the one line it must be refused with, and no output folder left.
@@ -72,22 +62,23 @@ TEST(CliRobustness, BadInputsAreRefusedInOneLineBeforeAnyWork) {
   const struct {
     std::string args, error;
   } cases[] = {
-      {"--lr inf", "lr must be a finite positive number, got inf"},
-      {"--lr nan", "lr must be a finite positive number"},
-      {"--clip inf", "clip must be a finite positive number, got inf"},
-      {"--weight-decay inf", "weight_decay must be a finite number, not negative, got inf"},
+      {"--lr inf", "--lr: expected a finite number above 0, got 'inf'"},
+      {"--lr nan", "--lr: expected a finite number above 0, got 'nan'"},
+      {"--clip inf", "--clip: expected a finite number above 0, got 'inf'"},
+      {"--weight-decay inf", "--weight-decay: expected a finite number of at least 0, got 'inf'"},
       {"-e sinusoidal -o base=inf", "sinusoidal: option base must be a finite number, got 'inf'"},
-      {"--steps 99999999999999999999", "steps must be from 0 to 1000000000"},
-      {"--steps 1e5", "--steps"},
-      {"--seed -5", "--seed: must not be negative, got -5"},
+      {"--steps 99999999999999999999",
+       "--steps: expected a whole number from 0 to 1000000000, got '99999999999999999999'"},
+      {"--steps 1e5", "--steps: expected a whole number from 0 to 1000000000, got '1e5'"},
+      {"--seed -5", "--seed: expected a whole number from 0 to 18446744073709551615, got '-5'"},
       {"--eval-lengths 3", "evaluation length 3 is outside 5 .. 100000 (task shiftk)"},
       {"--eval-lengths 100000", "memory: evaluating at length 100000 needs about"},
-      {"--eval-lengths 200000", "evaluation length 200000 is outside 5 .. 100000"},
+      {"--eval-lengths 200000", "--eval-lengths: expected a whole number from 1 to 100000, got '200000'"},
       {"--batch 100000 --width 256 --ffn 1024", "memory: training this configuration needs about"},
       {"-e shaw --length 4096 --width 256 --ffn 1024", "memory: training this configuration needs about"},
-      {"--layers 1000000", "layers must be from 1 to 64"},
+      {"--layers 1000000", "--layers: expected a whole number from 1 to 64, got '1000000'"},
       {"--save-every -1", "--save-every"},
-      {"--max-length 1000000", "max_length must be from 0 to 100000"},
+      {"--max-length 1000000", "--max-length: expected a whole number from 0 to 100000, got '1000000'"},
       {"--task charlm --task-option corpus=/dev/zero", "is not a regular file"},
       {"--task charlm --task-option corpus=" + fifo, "is not a regular file"},
       {"--task charlm --task-option corpus=" + dir, "is not a regular file"},

@@ -25,8 +25,10 @@ struct Descriptor {
 
 std::string read_file(const std::string& path, std::uint64_t max_bytes, const std::string& what) {
   struct stat info {};
-  check(::stat(path.c_str(), &info) == 0, "read_file", "cannot open ", what, " '", path,
-        "': ", reason());
+  // Not check(stat(...) == 0, ..., reason()): the arguments of a call are evaluated in any
+  // order, and reason() read before stat set errno said "Success".
+  if (::stat(path.c_str(), &info) != 0)
+    throw Error("read_file: cannot open " + what + " '" + path + "': " + reason());
   // stat follows links, so a link to a regular file is fine; anything else is refused before
   // it is opened (opening a FIFO would already block).
   check(S_ISREG(info.st_mode), "read_file", what, " '", path,

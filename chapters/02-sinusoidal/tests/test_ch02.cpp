@@ -160,7 +160,8 @@ TEST(Ch02Sinusoidal, RegisteredWithItsOptions) {
   EXPECT_EQ(enc->options().layout, SinusoidalLayout::concatenated);
   EXPECT_TRUE(enc->parameters().empty());
   for (std::map<std::string, std::string> o : std::vector<std::map<std::string, std::string>>{
-           {{"layout", "sideways"}}, {{"base", "0"}}, {{"base", "-3"}}, {{"colour", "red"}}}) {
+           {{"layout", "sideways"}}, {{"base", "0"}}, {{"base", "-3"}}, {{"base", "1"}}, {{"base", "0.5"}},
+           {{"colour", "red"}}}) {
     spec.options = o;
     EXPECT_THROW(make_encoding("sinusoidal", spec, rng), ag::Error);
   }

@@ -1,0 +1,38 @@
+// One writer per output folder. A run, a table or a chapter's experiment holds an advisory lock
+// (flock) on `<folder>/.lock` while it writes there, so that a second program started on the
+// same folder is refused at once, naming the holder's process id, instead of the two replacing
+// each other's files. The kernel releases the lock when its process ends, however it ends: a
+// killed run never leaves a stale lock behind.
+#pragma once
+#include <string>
+
+namespace pe {
+
+class FolderLock {
+ public:
+  /// Creates `folder` (and its parents) if it is missing, then locks it. Throws ag::Error,
+  /// prefixed by `op` (unless empty):
+  ///   run: the output folder 'results/x' is being written by another process (pid 1234); ...
+  /// when another process (or another part of this one) holds it, and "cannot write into the
+  /// output folder" when the lock file cannot be made (a read-only folder).
+  FolderLock(const std::string& folder, const std::string& op);
+  ~FolderLock();  ///< release()
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+
+  /// Removes the lock file, then releases the lock. A program that opened the file just
+  /// before it was removed finds, once it gets the lock, that the file it holds is no longer
+  /// the one in the folder, and starts over.
+  void release();
+  /// For a program that fails: release(), then remove the folder if this lock made it and
+  /// nothing is in it, so that a refused command leaves nothing behind.
+  void abandon();
+
+ private:
+  std::string folder_;
+  std::string path_;  // <folder>/.lock
+  int fd_ = -1;
+  bool created_ = false;
+};
+
+}  // namespace pe
