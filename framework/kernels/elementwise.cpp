@@ -5,6 +5,7 @@
 // hundred thousand elements) a second core buys little against OpenMP's start-up cost.
 #include <cmath>
 #include <cstddef>
+#include <type_traits>
 
 #include "simd.hpp"
 
@@ -43,8 +44,14 @@ void mul(const T* a, const T* b, T* out, std::size_t n) {
 
 template <class T>
 void div(const T* a, const T* b, T* out, std::size_t n) {
-  // A true division, not a * (1 / b): the reciprocal would round twice.
-  binary_map(a, b, out, n, [](auto x, auto y) { return x / y; });
+  // A true division, not a * (1 / b): the reciprocal would round twice (compat::divide: also
+  // on arm64, where xsimd's float division is an estimate).
+  binary_map(a, b, out, n, [](auto x, auto y) {
+    if constexpr (std::is_same_v<decltype(x), T>)
+      return x / y;
+    else
+      return compat::divide(x, y);
+  });
 }
 
 template <class T>

@@ -18,7 +18,7 @@
 // 0: the compiler's target as given (SSE2 on x86-64, NEON on arm64, or PE_ARCH's choice).
 #if AG_SIMD_VARIANT == 0
 #define AG_SIMD_NS baseline
-#define AG_SIMD_PATH_NAME xsimd::default_arch::name()
+#define AG_SIMD_PATH_NAME compat::path_name<xsimd::default_arch>()
 #define AG_SIMD_ARCH xsimd::default_arch
 // 1: AVX2 + FMA (-mavx2 -mfma).
 #elif AG_SIMD_VARIANT == 1

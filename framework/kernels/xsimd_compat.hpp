@@ -10,7 +10,15 @@
 //     the CPU for all three).
 //   - 14.0 renamed the architecture-independent fallback `generic` to `common`; nothing here
 //     names either, so the rename costs nothing.
+//
+// And two things every release does that the kernels must not inherit:
+//   - Float division on arm64 (neon64) is a reciprocal estimate refined by Newton steps,
+//     not the IEEE quotient: `divide` uses the instruction that divides (vdivq_f32).
+//   - The arm64 architecture calls itself "arm64+neon"; the book's path names are stable
+//     words (`path_name`), the ones PE_SIMD takes.
 #pragma once
+#include <string_view>
+#include <type_traits>
 #include <xsimd/xsimd.hpp>
 
 #if !defined(XSIMD_VERSION_MAJOR)
@@ -30,6 +38,23 @@ inline T reduce_add(const xsimd::batch<T, A>& v) {
 #else
   return xsimd::hadd(v);
 #endif
+}
+
+/// a / b lane by lane, correctly rounded on every architecture (the scalar twin's quotient).
+template <class T, class A>
+inline xsimd::batch<T, A> divide(const xsimd::batch<T, A>& a, const xsimd::batch<T, A>& b) {
+#if defined(__aarch64__) && defined(__ARM_NEON)
+  if constexpr (std::is_same_v<T, float> && std::is_base_of_v<xsimd::neon64, A>)
+    return xsimd::batch<T, A>(vdivq_f32(a, b));
+#endif
+  return a / b;
+}
+
+/// The book's name of an xsimd architecture: "neon64" for what xsimd calls "arm64+neon",
+/// otherwise xsimd's own ("sse2", "wasm", ...).
+template <class A>
+constexpr const char* path_name() {
+  return std::string_view(A::name()) == "arm64+neon" ? "neon64" : A::name();
 }
 
 }  // namespace
