@@ -298,6 +298,20 @@ def check_output_folder(arg, path, source_trees=(), allowed=()):
     return out
 
 
+def check_scratch_tree(arg, path, how):
+    """A copy whose files a tool rewrites: never a repository, nor the tree of these tools
+    (except under its top-level build* folders, where CI keeps its copies)."""
+    tree = Path(path).resolve()
+    if not tree.is_dir():
+        raise CourseworkError(f"{arg} {path}: no such folder")
+    outside_build = inside(tree, REPO) and not (
+        tree != REPO and tree.relative_to(REPO).parts[0].startswith("build"))
+    if (tree / ".git").exists() or inside(REPO, tree) or outside_build:
+        raise CourseworkError(f"{arg} {path}: is a repository or part of {REPO}, whose files "
+                              f"would be rewritten; run it on a copy ({how})")
+    return tree
+
+
 def check_positive(arg, value):
     if value is None or value <= 0:
         raise CourseworkError(f"{arg} {value}: must be a positive number")
