@@ -29,6 +29,11 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 # A handout's record of what it stubs, written by tools/coursework/handout into the handout.
 RECORD = "tools/coursework/handout.json"
+# The programs that hold the tests of the tasks, in the order they build on each other: the
+# grader builds those of them that a build has (a build of chapters 0..N lacks later ones).
+# pe_cli_tests runs `pe`, on which it depends, so building it builds `pe` too.
+TEST_TARGETS = (["framework_tests", "kernel_tests"] + [f"ch{n:02d}_tests" for n in range(9)]
+                + ["pe", "pe_cli_tests"])
 
 
 class CourseworkError(Exception):
@@ -246,8 +251,9 @@ def parse_tasks(spec, tasks, arg="--tasks"):
         if re.fullmatch(r"\d+\.\d+", item):
             task = f"{int(item.split('.')[0])}.{int(item.split('.')[1])}"
             if task not in tasks:
-                raise CourseworkError(f"{arg} {spec}: there is no task {item} (tasks: "
-                                      f"{', '.join(tasks)})")
+                raise CourseworkError(f"{arg} {spec}: there is no task {item} (tasks "
+                                      f"{tasks[0]} .. {tasks[-1]}; tools/coursework/handout "
+                                      "--list lists them)")
             found = [task]
         else:
             items = _chapter_items(item, arg) if item else None
@@ -263,7 +269,8 @@ def parse_tasks(spec, tasks, arg="--tasks"):
                                       f"(chapters with tasks: {_chapter_list(have)})")
         twice = [t for t in found if t in chosen]
         if twice:
-            raise CourseworkError(f"{arg} {spec}: task {twice[0]} is selected twice")
+            raise CourseworkError(f"{arg} {spec}: '{item}' selects task {twice[0]} a second "
+                                  "time (a typo?)")
         chosen += found
     return sorted(chosen, key=task_key)
 
@@ -377,13 +384,13 @@ def write_if_changed(path, text):
 
 # Instructor-only files: the wrong variants give away the shape of each solution.
 INSTRUCTOR_ONLY = ("tools/coursework/variants.json",)
-# A stub leaves its function's parameters unused until the task is written: no warning wall
-# (in every handout, --chapters none too, so that turning one into the other recompiles only
-# the stubbed files).
+# A stub leaves its function's parameters, and the variables the given code declares for the
+# task, unused until the task is written: no warning wall (in every handout, --chapters none
+# too, so that turning one into the other recompiles only the stubbed files).
 FLAGS = "cmake/Flags.cmake"
-HANDOUT_FLAGS = """# Handout (tools/coursework/handout): a task's stub leaves the parameters of its function
-# unused until the task is written.
-add_compile_options(-Wno-unused-parameter)
+HANDOUT_FLAGS = """# Handout (tools/coursework/handout): a task's stub leaves the parameters of its function,
+# and the variables the given code declares for the task, unused until the task is written.
+add_compile_options(-Wno-unused-parameter -Wno-unused-variable)
 """
 
 
