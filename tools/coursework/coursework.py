@@ -388,8 +388,9 @@ INSTRUCTOR_ONLY = ("tools/coursework/variants.json",)
 # task, unused until the task is written: no warning wall (in every handout, --chapters none
 # too, so that turning one into the other recompiles only the stubbed files).
 FLAGS = "cmake/Flags.cmake"
-HANDOUT_FLAGS = """# Handout (tools/coursework/handout): a task's stub leaves the parameters of its function,
-# and the variables the given code declares for the task, unused until the task is written.
+HANDOUT_FLAGS = """# Handout (tools/coursework/handout): a task's stub leaves the parameters of its
+# function, and the variables the given code declares for the task, unused until the task
+# is written.
 add_compile_options(-Wno-unused-parameter -Wno-unused-variable)
 """
 
