@@ -58,9 +58,9 @@ double rope_scale_at(const RopeScalingOptions& options, std::int64_t length) {
 }
 
 double yarn_ramp(double r, double alpha, double beta) {
-  // TASK 8.2 begin: YaRN's ramp and temperature
+  // TASK 8.1 begin: the frequencies of each scaling rule
   return std::clamp((r - alpha) / (beta - alpha), 0.0, 1.0);
-  // TASK 8.2 end
+  // TASK 8.1 end
 }
 
 // [rope-scaling]
@@ -103,7 +103,7 @@ std::vector<double> scaled_rope_frequencies(std::int64_t dim, double base,
 
 double rope_attention_factor(const RopeScalingOptions& options, std::int64_t length) {
   if (options.method != RopeScaling::yarn) return 1;
-  // TASK 8.2 begin: YaRN's ramp and temperature
+  // TASK 8.2 begin: YaRN's temperature
   return 0.1 * std::log(rope_scale_at(options, length)) + 1;  // sqrt(1/t) = 0.1 ln s + 1
   // TASK 8.2 end
 }

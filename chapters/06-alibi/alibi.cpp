@@ -9,23 +9,16 @@ namespace pe {
 using ag::Tensor;
 
 // [alibi-slopes]
-namespace {
-
-// H = 2^k heads: start = ratio = 2^(-8/H), slope_h = 2^(-8(h+1)/H) for h = 0 .. H-1.
-std::vector<double> power_of_two_slopes(std::int64_t heads) {
-  // TASK 6.1 begin: the ALiBi slopes
-  std::vector<double> slopes;
-  for (std::int64_t h = 0; h < heads; ++h)
-    slopes.push_back(std::exp2(-8.0 * double(h + 1) / double(heads)));
-  return slopes;
-  // TASK 6.1 end
-}
-
-}  // namespace
-
 std::vector<double> alibi_slopes(std::int64_t heads) {
   ag::check(heads >= 1, "alibi_slopes", "needs at least one head, got ", heads);
   // TASK 6.1 begin: the ALiBi slopes
+  // H = 2^k heads: start = ratio = 2^(-8/H), slope_h = 2^(-8(h+1)/H) for h = 0 .. H-1.
+  const auto power_of_two_slopes = [](std::int64_t count) {
+    std::vector<double> slopes;
+    for (std::int64_t h = 0; h < count; ++h)
+      slopes.push_back(std::exp2(-8.0 * double(h + 1) / double(count)));
+    return slopes;
+  };
   std::int64_t below = 1;  // the largest power of two <= heads
   while (below * 2 <= heads) below *= 2;
   std::vector<double> slopes = power_of_two_slopes(below);

@@ -4,12 +4,12 @@ namespace pe {
 
 // [layer-states]
 std::vector<ag::Tensor> layer_states(Decoder& model, const ag::Indices& ids) {
-  // TASK 7.4 begin: the hidden state of every layer
+  // TASK 7.3 begin: the hidden state of every layer
   ag::NoGradGuard no_grad;
   std::vector<ag::Tensor> states{model.encoding->embed(model.tokens.forward(ids), 0)};
   for (const ag::Tensor& h : model.hidden_states(ids)) states.push_back(h);
   return states;
-  // TASK 7.4 end
+  // TASK 7.3 end
 }
 // [layer-states]
 
@@ -34,7 +34,7 @@ std::vector<ProbeScore> probe_positions(Decoder& model, const ag::Indices& fit_i
                 fit_ids.shape[1] == test_ids.shape[1],
             "probe_positions", "fit and test ids must be [B, T] of one length, got ",
             ag::shape_string(fit_ids.shape), " and ", ag::shape_string(test_ids.shape));
-  // TASK 7.3 begin: the NoPE position probe
+  // TASK 7.4 begin: the NoPE position probe
   const std::vector<ag::Tensor> fit_states = layer_states(model, fit_ids);
   const std::vector<ag::Tensor> test_states = layer_states(model, test_ids);
   std::vector<ProbeScore> scores;
@@ -43,7 +43,7 @@ std::vector<ProbeScore> probe_positions(Decoder& model, const ag::Indices& fit_i
     scores.push_back(score_probe(probe, position_data(test_states[l])));
   }
   return scores;
-  // TASK 7.3 end
+  // TASK 7.4 end
 }
 // [probe-positions]
 

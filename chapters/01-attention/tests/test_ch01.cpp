@@ -16,7 +16,7 @@ namespace {
 
 // What the hooks of a spy encoding and of all its parts were given.
 struct SpyLog {
-  std::vector<std::int64_t> embed_offsets, rotate_offsets, bias_keys;
+  std::vector<std::int64_t> embed_offsets, rotate_offsets, bias_keys, values_offsets;
   int parts_made = 0;
 };
 
@@ -35,6 +35,10 @@ struct SpyPositions : AttentionPositions {
     log->bias_keys.push_back(k.size(2));
     return scores;
   }
+  Tensor values(const Tensor& out, const Tensor&, std::int64_t q_offset) const override {
+    log->values_offsets.push_back(q_offset);
+    return out;
+  }
   std::shared_ptr<SpyLog> log;
   Tensor weight = ag::zeros({1});
 };
@@ -52,7 +56,103 @@ struct SpyEncoding : PositionalEncoding {
   }
 };
 
+// Adds 0.5 (j - i) to the score of query i and key j: a known bias, to see where attention
+// adds it.
+struct TiltPositions : AttentionPositions {
+  Tensor bias(const Tensor& scores, const Tensor&, const Tensor&,
+              std::int64_t q_offset) const override {
+    const std::int64_t queries = scores.size(2), keys = scores.size(3);
+    std::vector<double> tilt;
+    for (std::int64_t i = 0; i < queries; ++i)
+      for (std::int64_t j = 0; j < keys; ++j) tilt.push_back(0.5 * double(j - (q_offset + i)));
+    return ag::add(scores, ag::from_vector(tilt, {queries, keys}, scores.dtype()));
+  }
+};
+
 }  // namespace
+
+TEST(Ch01Attention, ReorderingPutsRowOrderTOfTheInputAtPositionT) {
+  // x [2, 4, 2], x[b, t] = (100 b + 10 t, 100 b + 10 t + 1): position t of the result is
+  // position order[t] of the input, in every batch row
+  std::vector<double> values;
+  for (int b = 0; b < 2; ++b)
+    for (int t = 0; t < 4; ++t)
+      values.insert(values.end(), {100.0 * b + 10 * t, 100.0 * b + 10 * t + 1});
+  const Tensor x = ag::from_vector(values, {2, 4, 2}, ag::Dtype::f64);
+  const std::vector<std::int64_t> order{2, 0, 3, 1};
+  const Tensor y = reorder_positions(x, order);
+  ASSERT_EQ(y.shape(), (ag::Shape{2, 4, 2}));
+  for (std::int64_t b = 0; b < 2; ++b)
+    for (std::int64_t t = 0; t < 4; ++t)
+      for (std::int64_t c = 0; c < 2; ++c)
+        EXPECT_EQ(y.at({b, t, c}), x.at({b, order[t], c})) << "batch " << b << ", position " << t;
+}
+
+TEST(Ch01Attention, SplitHeadsGivesHeadHItsOwnColumnsAtEveryPosition) {
+  // x [B=2, T=3, C=6], x[b, t, c] = 100 b + 10 t + c; 3 heads of D = 2: head h holds the
+  // columns 2h and 2h + 1 of every position, [B, H, T, D]
+  std::vector<double> values;
+  for (int b = 0; b < 2; ++b)
+    for (int t = 0; t < 3; ++t)
+      for (int c = 0; c < 6; ++c) values.push_back(100.0 * b + 10 * t + c);
+  const Tensor x = ag::from_vector(values, {2, 3, 6}, ag::Dtype::f64);
+  const Tensor heads = split_heads(x, 3);
+  ASSERT_EQ(heads.shape(), (ag::Shape{2, 3, 3, 2}));
+  for (std::int64_t b = 0; b < 2; ++b)
+    for (std::int64_t h = 0; h < 3; ++h)
+      for (std::int64_t t = 0; t < 3; ++t)
+        for (std::int64_t d = 0; d < 2; ++d)
+          EXPECT_EQ(heads.at({b, h, t, d}), 100.0 * b + 10 * t + 2 * h + d)
+              << "batch " << b << ", head " << h << ", position " << t << ", column " << d;
+  // merging puts every value back where it was
+  const Tensor merged = merge_heads(heads);
+  ASSERT_EQ(merged.shape(), x.shape());
+  EXPECT_EQ(merged.to_vector(), values);
+}
+
+TEST(Ch01Attention, CausalMaskHidesExactlyTheKeysAfterEachQuery) {
+  // 1 marks a key that the query must not see: key j after query i (j > i)
+  EXPECT_EQ(causal_mask(3, 3, 0, ag::Dtype::f64).to_vector(), (std::vector<double>{0, 1, 1,  //
+                                                                                   0, 0, 1,  //
+                                                                                   0, 0, 0}));
+  // queries at positions 2 and 3 (offset 2: the first two are in a cache) against keys 0..3
+  const Tensor late = causal_mask(2, 4, 2, ag::Dtype::f64);
+  ASSERT_EQ(late.shape(), (ag::Shape{2, 4}));
+  EXPECT_EQ(late.to_vector(), (std::vector<double>{0, 0, 0, 1,  //
+                                                   0, 0, 0, 0}));
+  // one query at position 5, decoding with a cache: it sees every key
+  EXPECT_EQ(causal_mask(1, 6, 5, ag::Dtype::f64).to_vector(), std::vector<double>(6, 0.0));
+}
+
+TEST(Ch01Attention, WeightsAreTheSoftmaxOfTheScaledScores) {
+  // One layer's weights against a computation by hand: softmax_j(q_i . k_j / sqrt(D) + b_ij),
+  // the future masked, with the encoding's bias b_ij = 0.5 (j - i) added to the scaled score.
+  // D = 4, so a score is scaled by 1/2.
+  ag::Rng rng(13);
+  SelfAttention attention(8, 2, rng, /*causal=*/true, ag::Dtype::f64,
+                          std::make_shared<TiltPositions>());
+  attention.capture_weights = true;
+  const Tensor x = ag::randn({1, 3, 8}, rng, ag::Dtype::f64);
+  attention.forward(x);
+  const Tensor q = split_heads(attention.query.forward(x), 2);
+  const Tensor k = split_heads(attention.key.forward(x), 2);
+  for (std::int64_t h = 0; h < 2; ++h)
+    for (std::int64_t i = 0; i < 3; ++i) {
+      std::vector<double> e(static_cast<std::size_t>(i + 1));
+      double total = 0;
+      for (std::int64_t j = 0; j <= i; ++j) {
+        double score = 0;
+        for (std::int64_t d = 0; d < 4; ++d) score += q.at({0, h, i, d}) * k.at({0, h, j, d});
+        e[static_cast<std::size_t>(j)] = std::exp(score / 2.0 + 0.5 * double(j - i));
+        total += e[static_cast<std::size_t>(j)];
+      }
+      for (std::int64_t j = 0; j < 3; ++j) {
+        const double expected = j <= i ? e[static_cast<std::size_t>(j)] / total : 0.0;
+        EXPECT_NEAR(attention.last_weights.at({0, h, i, j}), expected, 1e-12)
+            << "head " << h << ", query " << i << ", key " << j;
+      }
+    }
+}
 
 TEST(Ch01Attention, WithoutMaskPermutingTheInputPermutesTheOutput) {
   ag::Rng rng(1);
@@ -92,6 +192,7 @@ TEST(Ch01Attention, CachedDecodingMatchesTheFullPass) {
   spy->log->embed_offsets.clear();
   spy->log->rotate_offsets.clear();
   spy->log->bias_keys.clear();
+  spy->log->values_offsets.clear();
   KVCache cache;
   ag::NoGradGuard no_grad;
   for (std::int64_t t = 0; t < 6; ++t) {
@@ -106,6 +207,9 @@ TEST(Ch01Attention, CachedDecodingMatchesTheFullPass) {
             (std::vector<std::int64_t>{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5}));
   // and bias sees every key so far, the cached ones included
   EXPECT_EQ(spy->log->bias_keys, (std::vector<std::int64_t>{1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6}));
+  // and the values hook gets each query's offset
+  EXPECT_EQ(spy->log->values_offsets,
+            (std::vector<std::int64_t>{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5}));
 }
 
 TEST(Ch01Attention, EachLayerOwnsThePartTheEncodingMadeForIt) {
@@ -149,8 +253,8 @@ TEST(Ch01Attention, BadConfigurationsAreErrors) {
   ag::Rng rng(7);
   EXPECT_THROW(SelfAttention(10, 3, rng), ag::Error);
   Decoder model(small_decoder_config(), std::make_shared<NoEncoding>(), rng);
-  EXPECT_THROW(model.forward({{1, 2, 3}, {3}}), ag::Error);       // ids must be [B, T]
-  EXPECT_THROW(model.forward({{1, 2, 9}, {1, 3}}), ag::Error);    // id outside the vocabulary
+  EXPECT_THROW(model.forward({{1, 2, 3}, {3}}), ag::Error);     // ids must be [B, T]
+  EXPECT_THROW(model.forward({{1, 2, 9}, {1, 3}}), ag::Error);  // id outside the vocabulary
   DecoderConfig zero = small_decoder_config();
   zero.layers = 0;
   EXPECT_THROW(Decoder(zero, std::make_shared<NoEncoding>(), rng), ag::Error);
@@ -213,21 +317,24 @@ TEST(Ch01Registry, NoneIsRegisteredAndUnknownNamesAreErrors) {
 // nothing; another definition under a name already taken is still an error.
 TEST(Ch01Registry, RegisteringTheSameEntryAgainIsANoOp) {
   auto register_twin = [] {
-    register_encoding({"ch01-test-twin", "01", "the same entry, registered by one call site",
-                       {"x"}, [](const EncodingSpec&, ag::Rng&) {
-                         return std::make_shared<NoEncoding>();
-                       }});
+    register_encoding(
+        {"ch01-test-twin",
+         "01",
+         "the same entry, registered by one call site",
+         {"x"},
+         [](const EncodingSpec&, ag::Rng&) { return std::make_shared<NoEncoding>(); }});
   };
   register_twin();
   const std::size_t count = registered_encodings().size();
   EXPECT_NO_THROW(register_twin());
   EXPECT_EQ(registered_encodings().size(), count);
   // same name and text, but another factory (another lambda)
-  EXPECT_THROW(register_encoding({"ch01-test-twin", "01",
-                                  "the same entry, registered by one call site", {"x"},
-                                  [](const EncodingSpec&, ag::Rng&) {
-                                    return std::make_shared<NoEncoding>();
-                                  }}),
+  EXPECT_THROW(register_encoding(
+                   {"ch01-test-twin",
+                    "01",
+                    "the same entry, registered by one call site",
+                    {"x"},
+                    [](const EncodingSpec&, ag::Rng&) { return std::make_shared<NoEncoding>(); }}),
                ag::Error);
   EXPECT_EQ(registered_encodings().size(), count);
 }

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "model_check.hpp"
 
 #include "ag/gradcheck.hpp"
@@ -10,6 +12,42 @@
 
 using namespace pe;
 using ag::Tensor;
+
+TEST(Ch03Learned, TableIsATrainableParameterDrawnWithTheGivenSpread) {
+  ag::Rng rng(5);
+  LearnedEncoding enc(200, 16, rng, 0.02, ag::Dtype::f64);
+  ASSERT_EQ(enc.table.shape(), (ag::Shape{200, 16}));
+  EXPECT_EQ(enc.table.dtype(), ag::Dtype::f64);
+  EXPECT_TRUE(enc.table.requires_grad()) << "an optimizer only updates what requires a gradient";
+  const auto parameters = enc.named_parameters();
+  ASSERT_EQ(parameters.size(), 1u);
+  EXPECT_EQ(parameters[0].first, "table");
+  // 3200 draws of N(0, 0.02^2): their standard deviation is 0.02 within a few percent
+  const auto values = enc.table.to_vector();
+  double sum = 0, squares = 0;
+  for (double v : values) {
+    sum += v;
+    squares += v * v;
+  }
+  const double n = double(values.size()), mean = sum / n;
+  EXPECT_NEAR(std::sqrt(squares / n - mean * mean), 0.02, 0.002) << "the stddev argument";
+  EXPECT_NEAR(mean, 0.0, 0.002);
+}
+
+TEST(Ch03Learned, EmbedAddsTheRowsOfItsPositions) {
+  // x + table[offset .. offset+T-1]: with x = 0, the rows themselves (the cache path too)
+  ag::Rng rng(6);
+  LearnedEncoding enc(10, 4, rng, 0.5, ag::Dtype::f64);
+  for (std::int64_t offset : {0, 3, 7}) {
+    const Tensor out = enc.embed(ag::zeros({2, 3, 4}, ag::Dtype::f64), offset);
+    ASSERT_EQ(out.shape(), (ag::Shape{2, 3, 4}));
+    for (std::int64_t b = 0; b < 2; ++b)
+      for (std::int64_t t = 0; t < 3; ++t)
+        for (std::int64_t c = 0; c < 4; ++c)
+          EXPECT_EQ(out.at({b, t, c}), enc.table.at({offset + t, c}))
+              << "offset " << offset << ", batch " << b << ", position " << t;
+  }
+}
 
 TEST(Ch03Learned, PastMaxLenIsAnErrorNamingBothNumbers) {
   ag::Rng rng(1);

@@ -38,6 +38,20 @@ const RotaryLayout kLayouts[] = {RotaryLayout::adjacent, RotaryLayout::half};
 
 }  // namespace
 
+TEST(Ch05Rope, FrequenciesFallGeometricallyFromOne) {
+  // theta_i = base^(-2i/d), i = 0 .. d/2 - 1: 1, then each plane base^(2/d) times slower
+  EXPECT_EQ(rope_frequencies(2, 10000), (std::vector<double>{1.0}));
+  const auto eight = rope_frequencies(8, 10000);  // 1, 10^-1, 10^-2, 10^-3
+  ASSERT_EQ(eight.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i)
+    EXPECT_NEAR(eight[i], std::pow(10.0, -double(i)), 1e-15 * std::pow(10.0, -double(i)))
+        << "plane " << i;
+  const auto wide = rope_frequencies(128, 500000);
+  ASSERT_EQ(wide.size(), 64u);
+  for (std::size_t i = 0; i < 64; ++i)
+    EXPECT_DOUBLE_EQ(wide[i], std::pow(500000.0, -2.0 * double(i) / 128.0)) << "plane " << i;
+}
+
 TEST(Ch05Rope, TablesHoldCosinesAndSinesOfPositionTimesTheta) {
   const auto [cos, sin] = rope_tables(5, 8, 10000, f64);
   EXPECT_EQ(cos.shape(), (ag::Shape{5, 4}));
@@ -48,6 +62,18 @@ TEST(Ch05Rope, TablesHoldCosinesAndSinesOfPositionTimesTheta) {
       EXPECT_DOUBLE_EQ(sin.at({m, i}), std::sin(double(m) * theta));
     }
   EXPECT_DOUBLE_EQ(rope_frequencies(8, 10000)[2], 0.01);  // 10000^(-4/8)
+}
+
+TEST(Ch05Rope, TablesStayAccurateFarFromTheStart) {
+  // The angle m theta_i is computed in double: in float32, m = 100000 would be off by ~5e-3.
+  const std::int64_t last = 100000;
+  const std::vector<double> theta = rope_frequencies(8, 10000);
+  const auto [cos, sin] = rope_tables(last + 1, theta, f64);
+  for (std::int64_t i = 0; i < 4; ++i) {
+    const double angle = double(last) * theta[static_cast<std::size_t>(i)];
+    EXPECT_NEAR(cos.at({last, i}), std::cos(angle), 1e-9) << "plane " << i << ", position " << last;
+    EXPECT_NEAR(sin.at({last, i}), std::sin(angle), 1e-9) << "plane " << i << ", position " << last;
+  }
 }
 
 TEST(Ch05Rope, OnePlaneTurnsAnticlockwise) {
@@ -107,7 +133,9 @@ TEST(Ch05Rope, ScoreDependsOnlyOnTheRelativePosition) {
                           apply_rotary(k, 1, cos, sin, RotaryLayout::adjacent));
   const double far = dot(apply_rotary(q, 0, cos, sin, RotaryLayout::adjacent),
                          apply_rotary(k, 5, cos, sin, RotaryLayout::adjacent));
-  EXPECT_GT(std::abs(near - far), 1e-3);
+  EXPECT_GT(std::abs(near - far), 1e-3)
+      << "q at position 0 scores the same against k at position 1 (" << near
+      << ") as against k at position 5 (" << far << "): the rotation ignores the positions";
 }
 
 TEST(Ch05Rope, RotatingWithAnOffsetEqualsRowsOfTheFullRotation) {

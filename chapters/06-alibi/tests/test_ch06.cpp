@@ -51,11 +51,11 @@ TEST(Ch06Alibi, SlopesMatchThePaperForOneToSixteenHeads) {
     ASSERT_EQ(slopes.size(), h + 1);
     for (std::size_t i = 0; i <= h; ++i)
       EXPECT_DOUBLE_EQ(slopes[i], std::pow(2.0, -exponents[h][i]))
-          << "H " << h + 1 << ", head " << i;
+          << "H " << h + 1 << ", head " << i + 1 << " (heads counted from 1)";
   }
   // the powers of two exactly, as fractions
   const auto eight = alibi_slopes(8);
-  for (int i = 0; i < 8; ++i) EXPECT_EQ(eight[i], 1.0 / double(2 << i));
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(eight[i], 1.0 / double(2 << i)) << "head " << i + 1;
   EXPECT_EQ(alibi_slopes(1)[0], 1.0 / 256);
   const std::vector<double> six{1.0 / 4, 1.0 / 16, 1.0 / 64, 1.0 / 256, 1.0 / 2, 1.0 / 8};
   EXPECT_EQ(alibi_slopes(6), six);

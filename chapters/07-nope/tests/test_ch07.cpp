@@ -181,8 +181,8 @@ TEST(Ch07NoPE, UniformHeadPassesGradcheckWithRespectToItsInput) {
   SelfAttention attention(4, 1, rng, /*causal=*/true, ag::Dtype::f64);
   make_uniform_identity_head(attention);
   const Tensor x = ag::randn({2, 5, 4}, rng, ag::Dtype::f64);
-  const auto result = ag::gradcheck(
-      [&](const std::vector<Tensor>& in) { return attention.forward(in[0]); }, {x});
+  const auto result =
+      ag::gradcheck([&](const std::vector<Tensor>& in) { return attention.forward(in[0]); }, {x});
   EXPECT_TRUE(result.passed) << result.report;
 }
 
@@ -208,6 +208,23 @@ TEST(Ch07Probe, RecoversAnExactlyLinearTarget) {
   EXPECT_LT(score.mae, 1e-9);
   // A small ridge shrinks the weights only a little.
   EXPECT_GT(score_probe(fit_linear_probe(fit, 1e-3), test).r2, 0.9999);
+}
+
+TEST(Ch07Probe, RidgeShrinksTheWeightAsTheNormalEquationsSay) {
+  // One feature x = 0, 1, 2, 3 and y = 2x + 1: var(x) = 1.25, cov(x, y) = 2.5 (divided by N),
+  // so w = 2.5 / (1.25 + lambda) and the line passes through the means (1.5, 4).
+  ProbeData d;
+  d.features = {0, 1, 2, 3};
+  d.targets = {1, 3, 5, 7};
+  d.rows = 4;
+  d.cols = 1;
+  for (const auto& [ridge, w] :
+       std::vector<std::pair<double, double>>{{0.0, 2.0}, {1.25, 1.0}, {3.75, 0.5}}) {
+    const LinearProbe probe = fit_linear_probe(d, ridge);
+    ASSERT_EQ(probe.weights.size(), 1u);
+    EXPECT_NEAR(probe.weights[0], w, 1e-12) << "ridge " << ridge;
+    EXPECT_NEAR(probe.intercept, 4.0 - 1.5 * w, 1e-12) << "ridge " << ridge;
+  }
 }
 
 TEST(Ch07Probe, FindsNothingInNoise) {
@@ -267,6 +284,26 @@ TEST(Ch07Probe, LayerStatesAreTheEmbeddingThenEachBlock) {
   EXPECT_EQ(d.targets[7], 2.0);  // sequence 1, position 2
   EXPECT_THROW(position_data(ag::zeros({2, 3})), ag::Error);
   EXPECT_THROW(probe_positions(model, ids, random_ids(2, 6, 9, rng), 1e-3), ag::Error);
+}
+
+TEST(Ch07Probe, FitsOnOneSetAndScoresOnTheOther) {
+  // Each layer's probe is fitted on the states of fit_ids and scored on those of test_ids.
+  ag::Rng rng(12);
+  Decoder model(small_config(true), std::make_shared<RampEncoding>(), rng);
+  model.to(ag::Dtype::f64);
+  const ag::Indices fit = random_ids(6, 5, 9, rng), test = random_ids(4, 5, 9, rng);
+  const auto scores = probe_positions(model, fit, test, 0.5);
+  const auto fit_states = layer_states(model, fit), test_states = layer_states(model, test);
+  ASSERT_EQ(scores.size(), fit_states.size());
+  for (std::size_t l = 0; l < scores.size(); ++l) {
+    const LinearProbe probe = fit_linear_probe(position_data(fit_states[l]), 0.5);
+    const ProbeScore expected = score_probe(probe, position_data(test_states[l]));
+    EXPECT_NEAR(scores[l].r2, expected.r2, 1e-9) << "layer " << l;
+    EXPECT_NEAR(scores[l].mae, expected.mae, 1e-9) << "layer " << l;
+    // and not on the states it was fitted to
+    const ProbeScore on_fit = score_probe(probe, position_data(fit_states[l]));
+    EXPECT_GT(std::abs(scores[l].mae - on_fit.mae), 1e-6) << "layer " << l;
+  }
 }
 
 TEST(Ch07Probe, ReadsAnEncodedPositionAndNothingFromABidirectionalModel) {

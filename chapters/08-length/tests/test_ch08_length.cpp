@@ -42,6 +42,8 @@ TEST_F(Length, EveryEncodingButTheLearnedTableRunsAtFourTimesItsTrainingLength) 
       EXPECT_TRUE(r.ran) << entry.name << " at " << r.length << ": " << r.error;
       EXPECT_TRUE(std::isfinite(r.loss)) << entry.name << " at " << r.length;
       EXPECT_GT(r.scored, 0) << entry.name << " at " << r.length;
+      // the loss is in nats; bits per character divide it by ln 2
+      EXPECT_NEAR(r.bits, r.loss / std::log(2.0), 1e-12) << entry.name << " at " << r.length;
     }
   }
 }
