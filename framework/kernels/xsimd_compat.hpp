@@ -4,7 +4,8 @@
 // Debian 13 and Fedora 13.2, Ubuntu 26.04 and Homebrew 14.0. The kernels are written once
 // against the names below; only this header knows which release spelled what.
 //
-//   - 9.0 renamed the horizontal sum `hadd` to `reduce_add`.
+//   - 9.0 renamed the horizontal sum `hadd` to `reduce_add`, and the releases add the lanes
+//     in different orders (see `reduce_add` below, which adds them in one order for all).
 //   - 13.2 refuses, at compile time, AVX-512DQ without AVX-512CD (the AVX-512 variant's
 //     flags in framework/CMakeLists.txt therefore name F, CD and DQ, and dispatch.cpp asks
 //     the CPU for all three).
@@ -17,6 +18,7 @@
 //   - The arm64 architecture calls itself "arm64+neon"; the book's path names are stable
 //     words (`path_name`), the ones PE_SIMD takes.
 #pragma once
+#include <cstddef>
 #include <string_view>
 #include <type_traits>
 #include <xsimd/xsimd.hpp>
@@ -30,14 +32,30 @@ namespace ag::kernels::compat {
 // the linker under a shared name (dispatch.cpp, "the one-definition trap").
 namespace {
 
-/// The sum of the lanes of a batch (hadd before xsimd 9, reduce_add since).
+/// The sum of the lanes of a batch, in one fixed order whatever the xsimd release. (The
+/// releases disagree: for 16 floats 8.1 adds 256-bit halves, 12.1 four 128-bit quarters,
+/// 14.x calls the compiler's _mm512_reduce_add_ps; the same training then ended with other
+/// last bits, and near-chance accuracies moved by a tenth of a percent.) The order is 8.1's
+/// on x86, which the book's results were computed with: fold the upper half of the register
+/// onto the lower down to 128 bits; four floats left of a wider register then add as
+/// neighbours (AVX's hadd), four of a 128-bit register as halves again.
 template <class T, class A>
 inline T reduce_add(const xsimd::batch<T, A>& v) {
-#if XSIMD_VERSION_MAJOR >= 9
-  return xsimd::reduce_add(v);
-#else
-  return xsimd::hadd(v);
-#endif
+  constexpr std::size_t W = xsimd::batch<T, A>::size;
+  constexpr std::size_t k128 = 16 / sizeof(T);  // lanes in 128 bits: 4 floats, 2 doubles
+  T lane[W];
+  v.store_unaligned(lane);
+  if constexpr (W == 1) {
+    return lane[0];
+  } else if constexpr (W == 2) {
+    return lane[0] + lane[1];
+  } else {
+    for (std::size_t n = W; n > k128 && n > 2; n /= 2)
+      for (std::size_t i = 0; i < n / 2; ++i) lane[i] = lane[i + n / 2] + lane[i];
+    if constexpr (k128 == 4 && W > 4) return (lane[0] + lane[1]) + (lane[2] + lane[3]);
+    if constexpr (k128 == 4) return (lane[0] + lane[2]) + (lane[1] + lane[3]);
+    return lane[0] + lane[1];
+  }
 }
 
 /// a / b lane by lane, correctly rounded on every architecture (the scalar twin's quotient).
