@@ -62,6 +62,7 @@ void fill_scalar(KernelTable<T>& t) {
   t.layernorm_rows = scalar::layernorm_rows<T>;
   t.layernorm_rows_backward = scalar::layernorm_rows_backward<T>;
   t.gemm = scalar::gemm<T>;
+  t.gemm_batched = scalar::gemm_batched<T>;
   t.width = 1;
 }
 
@@ -223,6 +224,10 @@ void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t 
   table<T>().gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 // [forward-gemm]
+template <class T>
+void gemm_batched(const BatchedGemm<T>& p) {
+  table<T>().gemm_batched(p);
+}
 
 #define AG_DISPATCH_INSTANTIATE(T)                                                               \
   template std::size_t simd_width<T>();                                                          \
@@ -241,7 +246,8 @@ void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t 
   template void layernorm_rows_backward<T>(const T*, const T*, const T*, const T*, const T*, T*, \
                                            T*, T*, std::size_t, std::size_t);                    \
   template void gemm<T>(bool, bool, std::size_t, std::size_t, std::size_t, T, const T*,          \
-                        std::size_t, const T*, std::size_t, T, T*, std::size_t);
+                        std::size_t, const T*, std::size_t, T, T*, std::size_t);                 \
+  template void gemm_batched<T>(const BatchedGemm<T>&);
 
 AG_DISPATCH_INSTANTIATE(float)
 AG_DISPATCH_INSTANTIATE(double)

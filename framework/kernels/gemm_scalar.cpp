@@ -23,9 +23,28 @@ void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t 
   }
 }
 
+template <class T>
+void gemm_batched(const BatchedGemm<T>& p) {
+  for (std::size_t b = 0; b < p.batch; ++b) {
+    T* C = p.C + b * p.stride_c;
+    gemm(p.trans_a, p.trans_b, p.M, p.N, p.K, T(1), p.A + b * p.stride_a, p.lda,
+         p.B + b * p.stride_b, p.ldb, T(0), C, p.ldc);
+    for (std::size_t i = 0; i < p.M; ++i) {
+      for (std::size_t j = 0; j < p.N; ++j) {
+        T& out = C[i * p.ldc + j];
+        if (p.bias) out = out + p.bias[j];
+        if (p.relu) out = out < T(0) ? T(0) : out;
+      }
+    }
+  }
+}
+
 template void gemm<float>(bool, bool, std::size_t, std::size_t, std::size_t, float, const float*,
                           std::size_t, const float*, std::size_t, float, float*, std::size_t);
 template void gemm<double>(bool, bool, std::size_t, std::size_t, std::size_t, double, const double*,
                            std::size_t, const double*, std::size_t, double, double*, std::size_t);
+
+template void gemm_batched<float>(const BatchedGemm<float>&);
+template void gemm_batched<double>(const BatchedGemm<double>&);
 
 }  // namespace ag::kernels::scalar

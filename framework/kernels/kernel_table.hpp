@@ -3,6 +3,8 @@
 #include <cstddef>
 #include <type_traits>
 
+#include "gemm.hpp"
+
 namespace ag::kernels {
 
 /// One function pointer per kernel, for element type T. The signatures are those of the
@@ -24,6 +26,7 @@ struct KernelTable {
                                   std::size_t, std::size_t);
   void (*gemm)(bool, bool, std::size_t, std::size_t, std::size_t, T, const T*, std::size_t,
                const T*, std::size_t, T, T*, std::size_t);
+  void (*gemm_batched)(const BatchedGemm<T>&);
   std::size_t width;  ///< SIMD lanes of one register (1 for the scalar path)
 };
 
