@@ -1,11 +1,12 @@
 // Composite functions. softmax and layer_norm run fused kernels with their own backward
 // rules; namespace composite holds the same functions written with primitive ops, which the
 // tests use as the reference.
+#include "ag/functional.hpp"
+
 #include <cmath>
 #include <limits>
 #include <tuple>
 
-#include "ag/functional.hpp"
 #include "ag/profile.hpp"
 #include "impl.hpp"
 #include "layernorm.hpp"
@@ -99,9 +100,9 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
                   Tensor gbeta = zeros(gamma0.shape(), g.dtype());
                   dispatch(g.dtype(), [&](auto t) {
                     using T = decltype(t);
-                    kernels::layernorm_rows_backward(
-                        x0.data<T>(), gamma0.data<T>(), mean.data<T>(), rstd.data<T>(),
-                        g.data<T>(), gx.data<T>(), ggamma.data<T>(), gbeta.data<T>(), rows, cols);
+                    kernels::layernorm_rows_backward(x0.data<T>(), gamma0.data<T>(), mean.data<T>(),
+                                                     rstd.data<T>(), g.data<T>(), gx.data<T>(),
+                                                     ggamma.data<T>(), gbeta.data<T>(), rows, cols);
                   });
                   return {gx, ggamma, gbeta};
                 });
@@ -126,6 +127,12 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
   Tensor variance = mean(mul(centered, centered), {-1}, true);  // biased, as in the paper
   Tensor normalized = div(centered, sqrt(add(variance, eps)));
   return add(mul(normalized, gamma), beta);
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Activation activation) {
+  Tensor z = matmul(x, weight);
+  if (bias.defined()) z = add(z, bias);
+  return activation == Activation::relu ? relu(z) : z;
 }
 
 }  // namespace composite
