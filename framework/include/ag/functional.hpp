@@ -14,7 +14,8 @@ Tensor softmax(const Tensor& x);
 Tensor log_softmax(const Tensor& x);
 /// Mean negative log-likelihood: logits [N, V], targets [N] in [0, V) or ignore_index.
 /// Positions whose target is ignore_index count for nothing (ShiftK masks its first k).
-/// Throws if every target is ignored.  logits [N, V], targets [N] -> []
+/// Throws if every target is ignored. One op with its own backward rule, the same bits as
+/// its composite.  logits [N, V], targets [N] -> []
 Tensor cross_entropy(const Tensor& logits, const Indices& targets, std::int64_t ignore_index = -1);
 /// Layer norm over the last axis: x [..., C], gamma [C], beta [C] (a fused kernel).
 /// (x - mean) / sqrt(var + eps) * gamma + beta.  [..., C] -> [..., C]
@@ -40,6 +41,8 @@ namespace composite {
 Tensor softmax(const Tensor& x);
 /// ag::layer_norm from mean, sub, mul, sqrt and div.  [..., C] -> [..., C]
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps = 1e-5);
+/// ag::cross_entropy from log_softmax, mul and sum.  logits [N, V], targets [N] -> []
+Tensor cross_entropy(const Tensor& logits, const Indices& targets, std::int64_t ignore_index = -1);
 /// ag::linear from matmul, add and relu.  [..., in] -> [..., out]
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
               Activation activation = Activation::none);
