@@ -89,8 +89,9 @@ class Training {
   std::string error_;
 };
 
-/// What the module runs on, for the page's status line: {"simd", "libraries"}.
-std::string build() {
+/// What the module runs on, for the page's status line: {"simd", "libraries"}. The request
+/// is ignored (every function here takes one).
+std::string build(const std::string&) {
   return nlohmann::json{{"simd", ag::simd_path_name()}, {"libraries", ag::library_versions()}}
       .dump();
 }
