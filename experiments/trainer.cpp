@@ -144,7 +144,8 @@ void Trainer::train(const std::function<void(const HistoryPoint&)>& on_eval) {
   train_until(config_.steps, on_eval);
 }
 
-void Trainer::train_until(std::int64_t steps, const std::function<void(const HistoryPoint&)>& on_eval) {
+void Trainer::train_until(std::int64_t steps,
+                          const std::function<void(const HistoryPoint&)>& on_eval) {
   const std::int64_t last = std::min(steps, config_.steps);
   double recent_loss = 0;
   while (steps_done_ < last) {

@@ -103,7 +103,8 @@ class Trainer {
   /// train(), stopping once `steps` steps are done (at most config.steps): the live pages
   /// train in slices between which the page stays responsive. Slices give exactly the run
   /// that train() gives.
-  void train_until(std::int64_t steps, const std::function<void(const HistoryPoint&)>& on_eval = {});
+  void train_until(std::int64_t steps,
+                   const std::function<void(const HistoryPoint&)>& on_eval = {});
   /// Calls on_step after each step with (step, loss), for progress displays.
   std::function<void(std::int64_t, double)> on_step;
   /// Called by train() after each step and its evaluation, when the state is complete enough

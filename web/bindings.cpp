@@ -31,7 +31,9 @@ std::string answer(const std::function<nlohmann::json()>& work) {
   }
 }
 
-nlohmann::json parse(const std::string& text) { return nlohmann::json::parse(text); }
+nlohmann::json parse(const std::string& text) {
+  return nlohmann::json::parse(text);
+}
 
 /// `pe inspect` (experiments/inspect.hpp) on {"encoding", "length", "dim", "heads",
 /// "options", "vector", "positions"}; a missing key keeps the command's default.
@@ -74,12 +76,18 @@ class Training {
     if (!run_) error_ = status;
   }
   std::string error() const { return error_; }  ///< "" or {"error": ...}
-  std::string advance(int steps) { return call([&] { return run_->advance(steps); }); }
-  std::string attention(int length) { return call([&] { return run_->attention(length); }); }
+  std::string advance(int steps) {
+    return call([&] { return run_->advance(steps); });
+  }
+  std::string attention(int length) {
+    return call([&] { return run_->attention(length); });
+  }
   std::string evaluate_lengths(const std::string& request) {
     return call([&] { return run_->evaluate_lengths(parse(request)); });
   }
-  std::string inspect(int length) { return call([&] { return run_->inspect(length); }); }
+  std::string inspect(int length) {
+    return call([&] { return run_->inspect(length); });
+  }
 
  private:
   std::string call(const std::function<nlohmann::json()>& work) {

@@ -15,7 +15,8 @@ std::vector<std::vector<double>> rows_of(const ag::Tensor& h) {  // [1, T, C] ->
   const std::vector<double> v = h.to_vector();
   const std::int64_t T = h.size(1), C = h.size(2);
   std::vector<std::vector<double>> rows;
-  for (std::int64_t t = 0; t < T; ++t) rows.emplace_back(v.begin() + t * C, v.begin() + (t + 1) * C);
+  for (std::int64_t t = 0; t < T; ++t)
+    rows.emplace_back(v.begin() + t * C, v.begin() + (t + 1) * C);
   return rows;
 }
 

@@ -12,7 +12,8 @@ nlohmann::json rope_scores(const nlohmann::json& request) {
   const auto D = request.at("dim").get<std::int64_t>();
   const auto L = request.at("length").get<std::int64_t>();
   const auto starts = request.at("starts").get<std::vector<std::int64_t>>();
-  ag::check(D >= 2 && D <= 1024 && D % 2 == 0, "rope_scores", "dim must be even, from 2 to 1024, got ", D);
+  ag::check(D >= 2 && D <= 1024 && D % 2 == 0, "rope_scores",
+            "dim must be even, from 2 to 1024, got ", D);
   ag::check(L >= 1 && L <= 4096, "rope_scores", "length ", L, " is outside 1 .. 4096");
   ag::check(!starts.empty(), "rope_scores", "needs at least one start");
   for (std::int64_t m : starts)

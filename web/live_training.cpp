@@ -30,8 +30,11 @@ nlohmann::json LiveTraining::advance(std::int64_t steps) {
   });
   trainer_->on_step = nullptr;
   const std::int64_t total = trainer_->config().steps;
-  return {{"step", trainer_->steps_done()}, {"steps", total},          {"losses", losses},
-          {"history", history},             {"seconds", trainer_->seconds()},
+  return {{"step", trainer_->steps_done()},
+          {"steps", total},
+          {"losses", losses},
+          {"history", history},
+          {"seconds", trainer_->seconds()},
           {"done", trainer_->steps_done() >= total}};
 }
 
@@ -47,10 +50,10 @@ nlohmann::json LiveTraining::attention(std::int64_t length) {
     const std::vector<double> w = weights[layer].to_vector();
     const std::int64_t H = weights[layer].size(1), T = weights[layer].size(2);
     for (std::int64_t h = 0; h < H; ++h)
-      panels.push_back({{"layer", layer + 1},
-                        {"head", h + 1},
-                        {"weights", std::vector<double>(w.begin() + h * T * T,
-                                                        w.begin() + (h + 1) * T * T)}});
+      panels.push_back(
+          {{"layer", layer + 1},
+           {"head", h + 1},
+           {"weights", std::vector<double>(w.begin() + h * T * T, w.begin() + (h + 1) * T * T)}});
   }
   return {{"length", length}, {"tokens", tokens}, {"panels", panels}};
 }

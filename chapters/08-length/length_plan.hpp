@@ -35,9 +35,9 @@ constexpr std::int64_t kHeads = 8;
 
 /// One row of the tables: an encoding, its depth and its heads.
 struct Variant {
-  std::string name;            ///< the row's name in the tables ("none (8 layers)")
-  std::string encoding;        ///< a registered encoding
-  std::int64_t layers;         ///< decoder blocks
+  std::string name;             ///< the row's name in the tables ("none (8 layers)")
+  std::string encoding;         ///< a registered encoding
+  std::int64_t layers;          ///< decoder blocks
   std::int64_t heads = kHeads;  ///< attention heads
 };
 inline const std::vector<Variant> kVariants = {{"none (1 layer)", "none", 1},
