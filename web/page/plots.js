@@ -52,7 +52,7 @@
     const a = Math.abs(v);
     if (a >= 1000 || a < 0.01) return v.toExponential(1);
     if (Number.isInteger(v)) return String(v);
-    return v.toFixed(a >= 10 ? 1 : a >= 1 ? 2 : 3);
+    return String(Number(v.toPrecision(3)));  // three digits, no trailing zeros: 0.5, 2.75, 124
   }
 
   // Round steps for an axis from lo to hi: about `count` ticks.

@@ -7,7 +7,7 @@ PeLive.figure("learned", {
   tryThis: "train on ShiftK and watch neighbouring rows grow alike (a band along the diagonal); " +
            "then train on AlternatingChar, which needs no position, and see how little the table moves.",
   build(fig) {
-    const similarity = fig.canvas(420, 380, "cosine similarity of the learned table's rows");
+    let similarity = null;  // below the panel's curves and attention
     async function drawTable() {
       const answer = await PeLive.model("inspect", 32);
       if (answer.error || !answer.table) return;
@@ -30,5 +30,6 @@ PeLive.figure("learned", {
       slice(state) { if (state.history.length) drawTable(); },
       trained() { drawTable(); },
     });
+    similarity = fig.canvas(420, 380, "cosine similarity of the learned table's rows");
   },
 });

@@ -14,8 +14,9 @@
       fig.button("Reverse", () => { order.value = reversed(words().length); fig.changed(); });
       fig.button("Shuffle", () => { order.value = shuffled(words().length); fig.changed(); });
       const row = fig.box();
-      const left = fig.canvas(370, 210, "the outputs of the sentence, one row per word", row);
-      const right = fig.canvas(370, 210, "the outputs of the reordered sentence", row);
+      const left = fig.canvas(250, 210, "the outputs of the sentence, one row per word", row);
+      const right = fig.canvas(250, 210, "the outputs of the reordered sentence", row);
+      const gap = fig.canvas(250, 210, "the first outputs reordered, minus the outputs of the reordered sentence", row);
 
       function words() {
         return sentence.value.trim().split(/\s+/).filter(w => w);
@@ -49,11 +50,15 @@
         const shuffledWords = o.map(i => w[i]);
         const scale = answer.scale;
         PePlots.heatmap(left, {rows: w.length, cols: 24, values: rows(answer.original), diverging: true,
-                               min: -scale, max: scale, rowLabels: w, title: "outputs of: " + w.join(" "),
+                               min: -scale, max: scale, rowLabels: w, title: w.join(" "),
                                xLabel: "first 24 of 256 numbers"});
         PePlots.heatmap(right, {rows: w.length, cols: 24, values: rows(answer.permuted), diverging: true,
                                 min: -scale, max: scale, rowLabels: shuffledWords,
-                                title: "outputs of: " + shuffledWords.join(" "), xLabel: "first 24 of 256 numbers"});
+                                title: shuffledWords.join(" "), xLabel: "first 24 of 256 numbers"});
+        const difference = answer.reordered.map((r, i) => r.map((x, c) => x - answer.permuted[i][c]));
+        PePlots.heatmap(gap, {rows: w.length, cols: 24, values: rows(difference), diverging: true,
+                              min: -scale, max: scale, rowLabels: shuffledWords, title: "reordered first minus second",
+                              xLabel: "same colour scale"});
         const same = answer.max_difference < 1e-5 * scale;
         fig.status("largest difference between the reordered outputs and the outputs of the reordered " +
                    "sentence: " + answer.max_difference.toExponential(2) + " (outputs of size " + scale.toFixed(2) +
