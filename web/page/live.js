@@ -89,8 +89,9 @@
 
   // ---- the address: #figure.key=value&... --------------------------------------------------------
 
+  // A hash without "=" is a link to a section of the page, not a figure's controls.
   function addressValues() {
-    const hash = decodeURIComponent(location.hash.slice(1));
+    const hash = location.hash.slice(1);
     return hash.includes("=") ? new URLSearchParams(hash) : new URLSearchParams();
   }
 
