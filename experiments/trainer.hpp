@@ -125,6 +125,11 @@ class Trainer {
   Evaluation evaluate(std::int64_t length, std::int64_t sequences);
   /// Trains until config.steps, evaluating every eval_every steps (and at the end).
   void train(const std::function<void(const HistoryPoint&)>& on_eval = {});
+  /// train(), stopping once `steps` steps are done (at most config.steps): the live pages
+  /// train in slices between which the page stays responsive. Slices give exactly the run
+  /// that train() gives.
+  void train_until(std::int64_t steps,
+                   const std::function<void(const HistoryPoint&)>& on_eval = {});
   /// Calls on_step after each step with (step, loss), for progress displays.
   std::function<void(std::int64_t, double)> on_step;
   /// Called by train() after each step and its evaluation, when the state is complete enough
