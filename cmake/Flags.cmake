@@ -12,11 +12,12 @@ endif()
 # -fno-math-errno only stops sqrt and friends from setting errno, which nothing here reads;
 # it lets the compiler vectorise loops that call them (the optimiser's update).
 add_compile_options(-fno-math-errno)
-# Multiply-adds fused wherever the target has FMA, across statements: g++'s default, which
-# clang applies only within one expression unless told. The kernels rely on it (xsimd 8.1's
-# AVX-512 fma is a multiply and an add that g++ fuses) and so do their results: with one rule
-# for both compilers the same source rounds alike under g++ and clang, with any xsimd release.
-add_compile_options(-ffp-contract=fast)
+# A multiply-add is fused only where the code says so (compat::fma, std::fma), never by the
+# compiler on its own: g++ fuses a * b + c across statements wherever the target has FMA,
+# clang only within one expression, and where each fuses depends on inlining and on how it
+# vectorises a loop (an in-place call rounded differently from an out-of-place one). With
+# this, the same source rounds alike under g++ and clang, with any xsimd release.
+add_compile_options(-ffp-contract=off)
 
 if(PE_ARCH STREQUAL "auto")
   # The default: the program is compiled for the target's baseline and the kernels once per

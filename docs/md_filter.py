@@ -17,6 +17,10 @@ these, so this filter rewrites a page on its way into Doxygen and leaves the fil
   sections (README.md#4-the-code, #results) work in the site too.
 - The page gets its label on its first heading and, when it is a chapter, links to the
   previous and the next chapter.
+- A live figure's marker, <!-- live-figure: NAME --> on a line of its own (invisible on a
+  forge), becomes the figure's place in the page and loads the live pages' scripts (web/page,
+  copied into the site's live/ folder by web/install_live.py): the first marker of a page
+  loads the shared ones, each marker its own figures/NAME.js.
 
 Usage: md_filter.py [--book BOOK.json] FILE   (writes the filtered page to stdout)
 BOOK.json: {"root": repo, "pages": [{"path": "chapters/00-autograd/README.md", "label": "ch00",
@@ -294,6 +298,37 @@ def note_anchor(page_label, name):
     return "note_%s_%s" % (page_label, re.sub(r"\W", "_", name))
 
 
+# --- live figures ------------------------------------------------------------------------------
+
+LIVE_MARKER = re.compile(r"^<!--\s*live-figure:\s*([a-z0-9_-]+)\s*-->$")
+# What every page with a live figure loads once, in order (web/page/README.md says what each
+# one does); `defer` runs them after the page is parsed, before its figures start.
+LIVE_SHARED = ('<link rel="stylesheet" href="live/live.css"/>\n'
+               '<script defer src="live/module.js"></script>\n'
+               '<script defer src="live/plots.js"></script>\n'
+               '<script defer src="live/live.js"></script>\n'
+               '<script defer src="live/training.js"></script>\n')
+
+
+def live_figures(text, saved):
+    """Turns each protected <!-- live-figure: NAME --> that stands on its own line into the
+    figure's element and scripts (the shared scripts with the page's first figure)."""
+    first = True
+    for line in text.split("\n"):
+        m = re.match("^\x00(\\d+)\x00$", line.strip())
+        if not m:
+            continue
+        k = int(m.group(1))
+        marker = LIVE_MARKER.match(saved[k])
+        if not marker:
+            continue
+        name = marker.group(1)
+        saved[k] = ("\\htmlonly\n" + (LIVE_SHARED if first else "") +
+                    '<div class="pe-live" id="live-%s" data-figure="%s"></div>\n'
+                    '<script defer src="live/figures/%s.js"></script>\n\\endhtmlonly' % (name, name, name))
+        first = False
+
+
 # --- the page as a whole ------------------------------------------------------------------------
 
 def label_title(text, label):
@@ -375,6 +410,7 @@ def filter_page(text, page_rel="", book=None):
     table_code_pipes(text, saved)
     code_in_headings(text, saved)
     quoted_code_spans(saved)
+    live_figures(text, saved)
     if page:
         text = label_sections(text, page["label"], saved)
     text = convert_math(text)

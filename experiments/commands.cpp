@@ -9,6 +9,7 @@
 
 #include "command_line.hpp"
 #include "figures.hpp"
+#include "inspect.hpp"
 #include "memory.hpp"
 #include "run.hpp"
 #include "table.hpp"
@@ -263,83 +264,31 @@ void add_heatmap_command(CLI::App& app) {
   });
 }
 
-// The query `vector` of one head (width vector.size()), placed at each of `positions` in turn
-// and passed through the rotate hook of the part an attention layer gets from the encoding:
-// what RoPE does to one vector, or nothing for encodings that do not rotate.
-nlohmann::json rotate_at_positions(const PositionalEncoding& encoding,
-                                   const std::vector<double>& vector,
-                                   const std::vector<std::int64_t>& positions) {
-  const auto D = std::int64_t(vector.size());
-  const ag::Tensor q = ag::from_vector(vector, {1, 1, 1, D}, ag::Dtype::f64);
-  ag::Rng rng(1);  // only for parts with parameters, which rotate nothing
-  const auto part = encoding.make_attention_part(rng);
-  std::vector<std::vector<double>> rows;
-  for (std::int64_t p : positions)  // one token at position p, the same vector as query and key
-    rows.push_back(part->rotate(q, q, p).first.to_vector());
-  return {{"positions", positions}, {"values", rows}};
-}
-
 void add_inspect_command(CLI::App& app) {
   struct Flags {
-    std::string encoding;
-    std::int64_t length = 32, dim = 64, heads = 1;
-    std::vector<std::string> options;
-    std::vector<double> vector;
-    std::vector<std::int64_t> positions;
+    InspectRequest request;            // its defaults are the command's
+    std::vector<std::string> options;  // key=value, into request.options
   };
   auto flags = std::make_shared<Flags>();
+  InspectRequest& r = flags->request;
   auto* cmd = app.add_subcommand("inspect", "an encoding's own quantities as JSON");
-  cmd->add_option("encoding", flags->encoding, "encoding name (see pe list)")->required();
-  cmd->add_option("--length", flags->length, "positions")->capture_default_str()->check(within(limits::length));
-  cmd->add_option("--dim", flags->dim, "model width C")->capture_default_str()->check(whole_number<std::int64_t>(1, 65536));
-  cmd->add_option("--heads", flags->heads, "attention heads")->capture_default_str()->check(whole_number<std::int64_t>(1, 1024));
+  cmd->add_option("encoding", r.encoding, "encoding name (see pe list)")->required();
+  cmd->add_option("--length", r.length, "positions")->capture_default_str()->check(within(limits::length));
+  cmd->add_option("--dim", r.dim, "model width C")->capture_default_str()->check(whole_number<std::int64_t>(1, 65536));
+  cmd->add_option("--heads", r.heads, "attention heads")->capture_default_str()->check(whole_number<std::int64_t>(1, 1024));
   cmd->add_option("--option,-o", flags->options, "encoding option key=value (repeatable)");
-  cmd->add_option("--vector", flags->vector,
+  cmd->add_option("--vector", r.vector,
                   "a query of one head (D = dim / heads numbers, comma-separated) to pass through "
                   "the encoding's rotate hook; printed as \"rotated\"")
       ->delimiter(',')
       ->check(real_number(-INFINITY));
-  cmd->add_option("--positions", flags->positions,
+  cmd->add_option("--positions", r.positions,
                   "positions at which to rotate --vector (default 0 .. length-1)")
       ->delimiter(',')
       ->check(whole_number<std::int64_t>(0, 1000000));
   cmd->callback([flags] {
-    EncodingSpec spec;
-    spec.model.width = flags->dim;
-    spec.model.heads = flags->heads;
-    ag::check(flags->dim % flags->heads == 0, "inspect", "--dim ", flags->dim,
-              " is not divisible by --heads ", flags->heads);
-    spec.max_length = flags->length;
-    spec.options = parse_pairs(flags->options, "--option");
-    const double rotated = flags->vector.empty() ? 0
-                           : double(flags->positions.empty() ? std::size_t(flags->length)
-                                                             : flags->positions.size()) *
-                                 double(flags->vector.size());
-    require_memory(estimated_inspect_bytes(flags->encoding, spec, flags->length, rotated),
-                   "inspecting " + flags->encoding + " at length " +
-                       std::to_string(flags->length) + " and width " + std::to_string(flags->dim));
-    ag::Rng rng(0);
-    auto encoding = make_encoding(flags->encoding, spec, rng);
-    nlohmann::json out = {{"encoding", flags->encoding},
-                          {"length", flags->length},
-                          {"dim", flags->dim},
-                          {"heads", flags->heads},
-                          {"options", spec.options}};
-    for (const auto& [name, tensor] : encoding->inspect(flags->length)) {
-      out[name] = {{"shape", tensor.shape()}, {"values", tensor.to_vector()}};
-    }
-    if (!flags->vector.empty()) {
-      const std::int64_t D = flags->dim / flags->heads;
-      ag::check(std::int64_t(flags->vector.size()) == D, "inspect",
-                "--vector needs D = dim / heads = ", D, " numbers, got ", flags->vector.size());
-      std::vector<std::int64_t> positions = flags->positions;
-      if (positions.empty())  // default: every position 0 .. length-1
-        for (std::int64_t p = 0; p < flags->length; ++p) positions.push_back(p);
-      out["rotated"] = rotate_at_positions(*encoding, flags->vector, positions);
-    } else {
-      ag::check(flags->positions.empty(), "inspect", "--positions needs --vector");
-    }
-    std::cout << out.dump() << "\n";
+    flags->request.options = parse_pairs(flags->options, "--option");
+    std::cout << inspect_encoding(flags->request).dump() << "\n";
   });
 }
 

@@ -79,9 +79,13 @@ std::vector<ag::Tensor> captured_attention(Decoder& model, const ag::Indices& id
 
 }  // namespace
 
-void write_attention_figure(Trainer& trainer, std::int64_t length, const std::string& png_path) {
+std::vector<ag::Tensor> held_out_attention(Trainer& trainer, std::int64_t length) {
   const Batch sample = trainer.task().held_out(1, length, trainer.config().seed);
-  const auto weights = captured_attention(trainer.model(), sample.inputs);  // per layer [1, H, T, T]
+  return captured_attention(trainer.model(), sample.inputs);
+}
+
+void write_attention_figure(Trainer& trainer, std::int64_t length, const std::string& png_path) {
+  const auto weights = held_out_attention(trainer, length);  // per layer [1, H, T, T]
   std::vector<Heatmap> panels;
   for (std::size_t layer = 0; layer < weights.size(); ++layer)
     for (std::int64_t h = 0; h < weights[layer].size(1); ++h) {

@@ -120,6 +120,11 @@ std::vector<FinishedRun> run_or_reuse(const std::vector<PlannedRun>& runs,
 /// "sinusoidal  shiftk       1 layer  1 head    1500 steps  seed 1  accuracy 1.0000  loss 0.0002  (121 s)"
 std::string result_line(const FinishedRun& run);
 
+/// The attention weights of every layer, [1, H, T, T] each, on the first held-out sequence of
+/// `length` tokens: what write_attention_figure draws (and the live pages redraw as a model
+/// learns).
+std::vector<ag::Tensor> held_out_attention(Trainer& trainer, std::int64_t length);
+
 /// Heatmaps of a model's attention on one held-out sequence of the given length: one panel
 /// per layer and head.
 void write_attention_figure(Trainer& trainer, std::int64_t length, const std::string& png_path);

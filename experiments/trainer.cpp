@@ -152,8 +152,14 @@ Evaluation Trainer::evaluate(std::int64_t length, std::int64_t sequences) {
 }
 
 void Trainer::train(const std::function<void(const HistoryPoint&)>& on_eval) {
+  train_until(config_.steps, on_eval);
+}
+
+void Trainer::train_until(std::int64_t steps,
+                          const std::function<void(const HistoryPoint&)>& on_eval) {
+  const std::int64_t last = std::min(steps, config_.steps);
   double recent_loss = 0;
-  while (steps_done_ < config_.steps) {
+  while (steps_done_ < last) {
     recent_loss = step();
     if (steps_done_ % config_.eval_every == 0 || steps_done_ == config_.steps) {
       const Evaluation eval = evaluate(config_.length, config_.eval_sequences);

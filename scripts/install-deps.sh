@@ -14,11 +14,12 @@
 #        scripts/install-deps.sh --portability
 #                                           (also clang 16 with libc++, the arm64 cross compiler
 #                                            and qemu-user: the macos-like and arm64-cross presets)
-#        Options combine; CI uses all of them. --fuzz, --qemu, --corpus and --portability are
-#        the CI's own and exist for apt only.
+#        scripts/install-deps.sh --wasm     (also emscripten: the live pages' WebAssembly module)
+#        Options combine; CI uses all of them. --fuzz, --qemu, --corpus, --portability and
+#        --wasm are the CI's own and exist for apt only.
 set -euo pipefail
 
-docs=false fuzz=false qemu=false corpus=false portability=false
+docs=false fuzz=false qemu=false corpus=false portability=false wasm=false
 for arg in "$@"; do
   case "$arg" in
     --docs) docs=true ;;
@@ -26,7 +27,8 @@ for arg in "$@"; do
     --qemu) qemu=true ;;
     --corpus) corpus=true ;;
     --portability) portability=true ;;
-    *) echo "install-deps.sh: unknown option '$arg' (expected --docs, --fuzz, --qemu, --corpus or --portability)" >&2
+    --wasm) wasm=true ;;
+    *) echo "install-deps.sh: unknown option '$arg' (expected --docs, --fuzz, --qemu, --corpus, --portability or --wasm)" >&2
        exit 2 ;;
   esac
 done
@@ -35,7 +37,7 @@ sudo=""
 if [ "$(id -u)" -ne 0 ] && [ "$(uname)" != Darwin ]; then sudo="sudo"; fi
 
 only_apt() {  # the CI's extras on a system without apt: say so, and go on
-  for option in fuzz qemu corpus portability; do
+  for option in fuzz qemu corpus portability wasm; do
     if ${!option}; then
       echo "install-deps: --$option is for Debian and Ubuntu (apt) only; skipped" >&2
     fi
@@ -57,6 +59,7 @@ if command -v apt-get >/dev/null && command -v dpkg-query >/dev/null; then
   if $portability; then
     packages+=(clang-16 libc++-16-dev libc++abi-16-dev g++-aarch64-linux-gnu)
   fi
+  if $wasm; then packages+=(emscripten); fi
   installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
   install() {
     $sudo apt-get update -qq

@@ -33,11 +33,12 @@ constexpr std::int64_t kFineTuneSteps = 20;
 constexpr std::int64_t kWidth = 64;
 constexpr std::int64_t kHeads = 8;
 
-// One row of the tables: an encoding, its depth and its heads.
+/// One row of the tables: an encoding, its depth and its heads.
 struct Variant {
-  std::string name, encoding;
-  std::int64_t layers;
-  std::int64_t heads = kHeads;
+  std::string name;             ///< the row's name in the tables ("none (8 layers)")
+  std::string encoding;         ///< a registered encoding
+  std::int64_t layers;          ///< decoder blocks
+  std::int64_t heads = kHeads;  ///< attention heads
 };
 inline const std::vector<Variant> kVariants = {{"none (1 layer)", "none", 1},
                                                {"none (8 layers)", "none", 8},
@@ -71,8 +72,8 @@ std::string run_folder(const std::string& out, const std::string& task, const Va
 
 /// One training of the experiment: the row it belongs to and the run.
 struct LengthRun {
-  Variant variant;
-  PlannedRun run;
+  Variant variant;  ///< the row
+  PlannedRun run;   ///< its configuration and folder
 };
 
 /// Every training of the experiment, in one list, seed by seed (all of the first seed

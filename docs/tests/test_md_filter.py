@@ -178,5 +178,21 @@ class Pages(unittest.TestCase):
         self.assertIn('as quoted<sup>\\ref note_index_build "1"</sup>:', out)
 
 
+class LiveFigures(unittest.TestCase):
+    def test_marker_becomes_the_figure_and_the_first_loads_the_shared_scripts(self):
+        out = text("a\n\n<!-- live-figure: alibi -->\n\nb\n\n<!-- live-figure: t5 -->\n")
+        self.assertEqual(out.count('src="live/module.js"'), 1)
+        self.assertLess(out.index('src="live/live.js"'), out.index('data-figure="alibi"'))
+        self.assertIn('<div class="pe-live" id="live-t5" data-figure="t5"></div>', out)
+        self.assertIn('<script defer src="live/figures/t5.js"></script>', out)
+        self.assertEqual(out.count("\\htmlonly"), 2)
+
+    def test_marker_inside_a_line_or_in_code_stays_as_written(self):
+        inline = "see <!-- live-figure: alibi --> here"
+        self.assertEqual(text(inline), inline)
+        block = "```\n<!-- live-figure: alibi -->\n```"
+        self.assertEqual(text(block), block)
+
+
 if __name__ == "__main__":
     unittest.main()

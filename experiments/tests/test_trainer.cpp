@@ -31,6 +31,23 @@ TEST(Trainer, SameSeedSameRun) {
   for (int i = 0; i < 5; ++i) EXPECT_EQ(a.step(), b.step());
 }
 
+// The live pages train in slices (train_until) so that the page can redraw between them.
+TEST(Trainer, TrainingInSlicesGivesTheSameRun) {
+  TrainConfig c = tiny("alternating");
+  c.steps = 25;
+  c.eval_every = 10;
+  Trainer whole(c), sliced(c);
+  whole.train();
+  for (std::int64_t until : {3, 10, 11, 24, 40}) sliced.train_until(until);
+  ASSERT_EQ(sliced.steps_done(), 25);
+  ASSERT_EQ(sliced.history().size(), whole.history().size());
+  for (std::size_t i = 0; i < whole.history().size(); ++i) {
+    EXPECT_EQ(sliced.history()[i].step, whole.history()[i].step);
+    EXPECT_EQ(sliced.history()[i].train_loss, whole.history()[i].train_loss);
+    EXPECT_EQ(sliced.history()[i].eval_loss, whole.history()[i].eval_loss);
+  }
+}
+
 TEST(Trainer, ResumingGivesTheSameContinuation) {
   const std::string path = ::testing::TempDir() + "trainer.ckpt";
   Trainer straight(tiny());

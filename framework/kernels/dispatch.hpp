@@ -1,6 +1,6 @@
 // Which SIMD path the kernels run on: chosen once, at the first kernel call, for the CPU the
 // program runs on (the widest it has), unless the environment variable PE_SIMD names a
-// path (avx512, avx2, sse2 or neon64, or scalar for the scalar twins).
+// path (avx512, avx2, sse2, neon64 or wasm, or scalar for the scalar twins).
 #pragma once
 #include <cstddef>
 #include <stdexcept>

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "simd.hpp"
+#include "simd_exp.hpp"
 #include "team.hpp"
 
 namespace ag::kernels::AG_SIMD_NS {
@@ -98,7 +99,7 @@ void axpy_piece(T alpha, const T* x, T* y, std::size_t n) {
   std::size_t i = 0;
   // One fused multiply-add per lane: one rounding instead of two, and one instruction.
   for (; i < body; i += W) {
-    xsimd::fma(va, Batch<T>::load_unaligned(x + i), Batch<T>::load_unaligned(y + i))
+    compat::fma(va, Batch<T>::load_unaligned(x + i), Batch<T>::load_unaligned(y + i))
         .store_unaligned(y + i);
   }
   // std::fma in the tail so that the tail rounds like the body.
@@ -117,10 +118,9 @@ void exp_piece(const T* a, T* out, std::size_t n) {
   constexpr std::size_t W = kWidth<T>;
   const std::size_t body = n - n % W;
   std::size_t i = 0;
-  // xsimd::exp is a Cody-Waite range reduction plus a polynomial: within about one ulp of
-  // std::exp over the normal range (for float it flushes to 0 below about -87.3, where
-  // std::exp would still return a subnormal).
-  for (; i < body; i += W) xsimd::exp(Batch<T>::load_unaligned(a + i)).store_unaligned(out + i);
+  // simd_exp.hpp: a Cody-Waite range reduction and a Taylor polynomial, within a few units in
+  // the last place of std::exp, the same on every xsimd release.
+  for (; i < body; i += W) simd_exp(Batch<T>::load_unaligned(a + i)).store_unaligned(out + i);
   for (; i < n; ++i) out[i] = std::exp(a[i]);
 }
 

@@ -59,7 +59,7 @@ inline void microkernel(std::size_t depth, const T* __restrict a, std::size_t a_
       const V a_value(a_row[r][a_offset]);
 #pragma GCC unroll 16
       for (std::size_t v = 0; v < kVectors; ++v)
-        acc[r][v] = xsimd::fma(a_value, b_row[v], acc[r][v]);
+        acc[r][v] = compat::fma(a_value, b_row[v], acc[r][v]);
     }
     b += NR;
   }
@@ -74,7 +74,7 @@ inline void microkernel(std::size_t depth, const T* __restrict a, std::size_t a_
     for (std::size_t v = 0; v < kVectors; ++v) {
       V result = alpha_v * acc[r][v];
       // beta == 0 must not read C: it may hold NaN, and 0 * NaN is NaN.
-      if (beta != T(0)) result = xsimd::fma(beta_v, V::load_unaligned(c_row + v * W), result);
+      if (beta != T(0)) result = compat::fma(beta_v, V::load_unaligned(c_row + v * W), result);
       if (epilogue.bias) result = result + V::load_unaligned(epilogue.bias + v * W);
       // select, not max: as kernels::relu, a NaN is passed on rather than turned into 0
       if (epilogue.relu) result = xsimd::select(result < V(T(0)), V(T(0)), result);

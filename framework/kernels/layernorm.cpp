@@ -41,7 +41,7 @@ void layernorm_row(const T* x, const T* gamma, const T* beta, T* y, T* mean_out,
   Batch<T> vq(T(0));
   for (i = 0; i < body; i += W) {
     const Batch<T> d = Batch<T>::load_unaligned(x + i) - vm;
-    vq = xsimd::fma(d, d, vq);
+    vq = compat::fma(d, d, vq);
   }
   T q = compat::reduce_add(vq);
   for (; i < n; ++i) {
@@ -55,7 +55,7 @@ void layernorm_row(const T* x, const T* gamma, const T* beta, T* y, T* mean_out,
   const Batch<T> vr(rstd);
   for (i = 0; i < body; i += W) {
     const Batch<T> xhat = (Batch<T>::load_unaligned(x + i) - vm) * vr;
-    xsimd::fma(xhat, Batch<T>::load_unaligned(gamma + i), Batch<T>::load_unaligned(beta + i))
+    compat::fma(xhat, Batch<T>::load_unaligned(gamma + i), Batch<T>::load_unaligned(beta + i))
         .store_unaligned(y + i);
   }
   for (; i < n; ++i) y[i] = std::fma((x[i] - mean) * rstd, gamma[i], beta[i]);
@@ -84,7 +84,7 @@ void layernorm_row_backward(const T* x, const T* gamma, T mean, T rstd, const T*
     const Batch<T> g = Batch<T>::load_unaligned(dy + i) * Batch<T>::load_unaligned(gamma + i);
     const Batch<T> xhat = (Batch<T>::load_unaligned(x + i) - vm) * vr;
     vg += g;
-    vgx = xsimd::fma(g, xhat, vgx);
+    vgx = compat::fma(g, xhat, vgx);
   }
   T sg = compat::reduce_add(vg);
   T sgx = compat::reduce_add(vgx);
@@ -105,7 +105,7 @@ void layernorm_row_backward(const T* x, const T* gamma, T mean, T rstd, const T*
     const Batch<T> g = d * Batch<T>::load_unaligned(gamma + i);
     const Batch<T> xhat = (Batch<T>::load_unaligned(x + i) - vm) * vr;
     (vr * (g - vmg - xhat * vmgx)).store_unaligned(dx + i);
-    xsimd::fma(d, xhat, Batch<T>::load_unaligned(dgamma_acc + i)).store_unaligned(dgamma_acc + i);
+    compat::fma(d, xhat, Batch<T>::load_unaligned(dgamma_acc + i)).store_unaligned(dgamma_acc + i);
     (Batch<T>::load_unaligned(dbeta_acc + i) + d).store_unaligned(dbeta_acc + i);
   }
   for (; i < n; ++i) {

@@ -7,6 +7,8 @@
 // variant defines lives in its own namespace, ag::kernels::AG_SIMD_NS, and most of it in an
 // anonymous namespace inside that: no function compiled for AVX-512 may share a linker name
 // with one the rest of the program calls (see dispatch.cpp, "the one-definition trap").
+// In WebAssembly (the wasm preset, compiled with -msimd128) the baseline variant is xsimd's
+// SIMD128 architecture, the path named "wasm".
 #pragma once
 #include "kernel_table.hpp"
 #include "xsimd_compat.hpp"

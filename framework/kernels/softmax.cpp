@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "simd.hpp"
+#include "simd_exp.hpp"
 
 namespace ag::kernels::AG_SIMD_NS {
 namespace {
@@ -50,12 +51,12 @@ void softmax_row(const T* x, T* y, std::size_t n) {
     return;
   }
 
-  // Pass 2: e = exp(x - m), stored in y, and summed. exp(-inf) is exactly 0 in both xsimd
+  // Pass 2: e = exp(x - m), stored in y, and summed. exp(-inf) is exactly 0 in both simd_exp
   // and std::exp, which is what gives masked entries probability exactly 0.
   const Batch<T> vm(m);
   Batch<T> vsum(T(0));
   for (i = 0; i < body; i += W) {
-    const Batch<T> e = xsimd::exp(Batch<T>::load_unaligned(x + i) - vm);
+    const Batch<T> e = simd_exp(Batch<T>::load_unaligned(x + i) - vm);
     e.store_unaligned(y + i);
     vsum += e;
   }
@@ -84,7 +85,7 @@ void softmax_row_backward(const T* y, const T* dy, T* dx, std::size_t n) {
   Batch<T> vdot(T(0));
   std::size_t i = 0;
   for (; i < body; i += W) {
-    vdot = xsimd::fma(Batch<T>::load_unaligned(dy + i), Batch<T>::load_unaligned(y + i), vdot);
+    vdot = compat::fma(Batch<T>::load_unaligned(dy + i), Batch<T>::load_unaligned(y + i), vdot);
   }
   T dot = compat::reduce_add(vdot);
   for (; i < n; ++i) dot += dy[i] * y[i];

@@ -12,6 +12,10 @@
 //   - 14.0 renamed the architecture-independent fallback `generic` to `common`; nothing here
 //     names either, so the rename costs nothing.
 //
+//   - 8.1's AVX-512 fma multiplies and adds (two roundings); later releases fuse: `fma`
+//     below fuses on every release, and kernels/simd_exp.hpp replaces xsimd's exp, whose
+//     AVX-512 version inherits the difference.
+//
 // And two things every release does that the kernels must not inherit:
 //   - Float division on arm64 (neon64) is a reciprocal estimate refined by Newton steps,
 //     not the IEEE quotient: `divide` uses the instruction that divides (vdivq_f32).
@@ -56,6 +60,22 @@ inline T reduce_add(const xsimd::batch<T, A>& v) {
     if constexpr (k128 == 4) return (lane[0] + lane[2]) + (lane[1] + lane[3]);
     return lane[0] + lane[1];
   }
+}
+
+/// x * y + z with one rounding, on every release: xsimd 8.1's AVX-512 fma is a multiply and
+/// an add (two roundings); 12 and later use the instruction, as this does on every release.
+template <class T, class A>
+inline xsimd::batch<T, A> fma(const xsimd::batch<T, A>& x, const xsimd::batch<T, A>& y,
+                              const xsimd::batch<T, A>& z) {
+#if defined(__AVX512F__)
+  if constexpr (std::is_base_of_v<xsimd::avx512f, A>) {
+    if constexpr (std::is_same_v<T, float>)
+      return xsimd::batch<T, A>(_mm512_fmadd_ps(x, y, z));
+    else
+      return xsimd::batch<T, A>(_mm512_fmadd_pd(x, y, z));
+  }
+#endif
+  return xsimd::fma(x, y, z);
 }
 
 /// a / b lane by lane, correctly rounded on every architecture (the scalar twin's quotient).
