@@ -8,6 +8,7 @@
 
 namespace pe {
 
+/// An advisory lock on `<folder>/.lock`, held while a program writes into the folder.
 class FolderLock {
  public:
   /// Creates `folder` (and its parents) if it is missing, then locks it. Throws ag::Error,

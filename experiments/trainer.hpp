@@ -17,7 +17,8 @@ namespace pe {
 
 /// The range of a whole-number setting, from low to high.
 struct Range {
-  std::int64_t low, high;
+  std::int64_t low;   ///< the smallest value allowed
+  std::int64_t high;  ///< the largest value allowed
 };
 
 /// The bounds of TrainConfig's whole-number fields, in one place: TrainConfig::validate checks
@@ -25,10 +26,18 @@ struct Range {
 /// bounds keep a typing mistake from asking for terabytes.
 namespace limits {
 inline constexpr std::int64_t kMaxSteps = 1000000000;  ///< far past any run of the book
-inline constexpr Range length{1, 100000}, batch{1, 100000}, width{1, 8192}, heads{1, 64},
-    layers{1, 64}, ffn_width{1, 32768}, eval_every{1, kMaxSteps}, eval_sequences{1, 1000000},
-    steps{0, kMaxSteps}, warmup{0, kMaxSteps}, max_length{0, 100000},
-    save_every{0, kMaxSteps};  ///< run_training's checkpoint interval (0: only at the end)
+inline constexpr Range length{1, 100000};          ///< training sequence length
+inline constexpr Range batch{1, 100000};           ///< sequences per step
+inline constexpr Range width{1, 8192};             ///< the model width d
+inline constexpr Range heads{1, 64};               ///< attention heads per layer
+inline constexpr Range layers{1, 64};              ///< decoder layers
+inline constexpr Range ffn_width{1, 32768};        ///< the feed-forward width
+inline constexpr Range eval_every{1, kMaxSteps};   ///< steps between evaluations
+inline constexpr Range eval_sequences{1, 1000000}; ///< held-out sequences per evaluation
+inline constexpr Range steps{0, kMaxSteps};        ///< training steps
+inline constexpr Range warmup{0, kMaxSteps};       ///< warm-up steps
+inline constexpr Range max_length{0, 100000};      ///< the longest length the encoding must handle (0: the training length)
+inline constexpr Range save_every{0, kMaxSteps};   ///< run_training's checkpoint interval (0: only at the end)
 }  // namespace limits
 
 /// Every default reproduces the reference experiment: 1 layer, 1 head, width 256,
