@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
     // [training-loop]
     for (long step = 0; step <= options.steps; ++step) {
       const ag::Tensor logits = model.forward(data.x);
-      const ag::Tensor loss = ag::cross_entropy(logits, data.y);
+      const ag::Tensor loss = ag::composite::cross_entropy(logits, data.y);
       const double acc = ch00::accuracy(logits, data);
       csv << step << "," << loss.item() << "," << acc << "\n";
       if (step == 0) ag::write_dot(loss, options.out + "/graph.dot");

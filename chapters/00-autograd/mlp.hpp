@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ag/functional.hpp"
 #include "ag/nn.hpp"
 
 namespace ch00 {
@@ -31,7 +32,9 @@ class MLP : public ag::Module {
   ag::Tensor forward(const ag::Tensor& x) const {
     ag::Tensor h = x;
     for (std::size_t i = 0; i < layers_.size(); ++i) {
-      h = layers_[i]->forward(h);
+      // matmul, then add: each primitive on the tape (layers_[i]->forward gives the same
+      // numbers as one fused op, ag::linear, which the later chapters use).
+      h = ag::composite::linear(h, layers_[i]->weight, layers_[i]->bias);
       if (i + 1 < layers_.size()) h = ag::tanh(h);
     }
     return h;

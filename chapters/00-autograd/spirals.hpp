@@ -41,7 +41,7 @@ inline Dataset two_spirals(std::int64_t per_class, double noise, ag::Rng& rng,
 
 /// Mean cross-entropy of the model's logits on the whole set: a scalar [].
 inline ag::Tensor loss(const MLP& model, const Dataset& data) {
-  return ag::cross_entropy(model.forward(data.x), data.y);
+  return ag::composite::cross_entropy(model.forward(data.x), data.y);
 }
 
 /// Fraction of points whose larger logit is their class. logits: [B, 2].

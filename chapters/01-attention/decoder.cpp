@@ -44,7 +44,7 @@ DecoderBlock::DecoderBlock(const DecoderConfig& config, ag::Rng& rng, ag::Dtype 
 // [block-forward]
 Tensor DecoderBlock::forward(const Tensor& x, std::int64_t offset, LayerCache* cache) {
   Tensor h = ag::add(x, attention.forward(norm1.forward(x), offset, cache));
-  return ag::add(h, contract.forward(ag::relu(expand.forward(norm2.forward(h)))));
+  return ag::add(h, contract.forward(expand.forward(norm2.forward(h), ag::Activation::relu)));
 }
 // [block-forward]
 

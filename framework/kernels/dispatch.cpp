@@ -1,6 +1,6 @@
 // Run-time dispatch: the kernels are compiled once per instruction set (simd.hpp), and the
-// functions declared in elementwise.hpp, softmax.hpp, layernorm.hpp and gemm.hpp forward to
-// the table of the path chosen here, once, at the first call.
+// functions declared in elementwise.hpp, softmax.hpp, layernorm.hpp, gemm.hpp and columns.hpp
+// forward to the table of the path chosen here, once, at the first call.
 //
 // The CPU is asked through the compiler's __builtin_cpu_supports, which also checks that the
 // operating system saves the wide registers. xsimd 8's available_architectures() is not
@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "columns.hpp"
 #include "elementwise.hpp"
 #include "gemm.hpp"
 #include "kernel_table.hpp"
@@ -62,6 +63,8 @@ void fill_scalar(KernelTable<T>& t) {
   t.layernorm_rows = scalar::layernorm_rows<T>;
   t.layernorm_rows_backward = scalar::layernorm_rows_backward<T>;
   t.gemm = scalar::gemm<T>;
+  t.gemm_batched = scalar::gemm_batched<T>;
+  t.bias_relu_backward = scalar::bias_relu_backward<T>;
   t.width = 1;
 }
 
@@ -223,6 +226,15 @@ void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t 
   table<T>().gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 // [forward-gemm]
+template <class T>
+void gemm_batched(const BatchedGemm<T>& p) {
+  table<T>().gemm_batched(p);
+}
+template <class T>
+void bias_relu_backward(const T* g, const T* y, T* g_out, T* db, std::size_t rows,
+                        std::size_t cols) {
+  table<T>().bias_relu_backward(g, y, g_out, db, rows, cols);
+}
 
 #define AG_DISPATCH_INSTANTIATE(T)                                                               \
   template std::size_t simd_width<T>();                                                          \
@@ -241,7 +253,9 @@ void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t 
   template void layernorm_rows_backward<T>(const T*, const T*, const T*, const T*, const T*, T*, \
                                            T*, T*, std::size_t, std::size_t);                    \
   template void gemm<T>(bool, bool, std::size_t, std::size_t, std::size_t, T, const T*,          \
-                        std::size_t, const T*, std::size_t, T, T*, std::size_t);
+                        std::size_t, const T*, std::size_t, T, T*, std::size_t);                 \
+  template void gemm_batched<T>(const BatchedGemm<T>&);                                          \
+  template void bias_relu_backward<T>(const T*, const T*, T*, T*, std::size_t, std::size_t);
 
 AG_DISPATCH_INSTANTIATE(float)
 AG_DISPATCH_INSTANTIATE(double)

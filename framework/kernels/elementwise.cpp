@@ -1,17 +1,45 @@
 // Elementwise loops: a SIMD loop over full batches, then a scalar tail for the last
 // n % kWidth<T> elements. Every loop reads element i of its inputs before writing element i
 // of `out`, so `out` may alias any input (in-place updates are how the autograd code uses
-// them). These loops are memory-bound and serial: at the sizes this book uses (at most a few
-// hundred thousand elements) a second core buys little against OpenMP's start-up cost.
+// them). These loops are memory-bound; a large array is cut into one piece per thread
+// (in_pieces), each piece starting on a whole number of cache lines, so that every element
+// takes the same path (SIMD body or scalar tail) as in one serial pass: the same bits at any
+// thread count.
 #include <cmath>
 #include <cstddef>
 #include <type_traits>
 
 #include "simd.hpp"
 #include "simd_exp.hpp"
+#include "team.hpp"
 
 namespace ag::kernels::AG_SIMD_NS {
 namespace {
+
+// Below this many elements a pass takes a few microseconds, about what waking an OpenMP team
+// costs, so it runs on the calling thread. (A residual add of the reference model has half a
+// million.)
+constexpr std::size_t kParallelThreshold = std::size_t(1) << 15;
+
+/// Calls pass(first, count) over [0, n), on all available threads when n is large: each
+/// thread gets one piece, cut at a multiple of 64 elements (whole cache lines, whole vectors),
+/// and the last piece ends with the n % W elements of the scalar tail.
+template <class Pass>
+void in_pieces(std::size_t n, Pass pass) {
+  constexpr std::size_t kGrain = 64;
+  const int threads = n >= kParallelThreshold ? threads_available() : 1;
+  if (threads <= 1) {
+    pass(std::size_t(0), n);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  {
+    const Share mine = share_of(n / kGrain, std::size_t(team_member()), std::size_t(team_size()));
+    const std::size_t first = mine.first * kGrain;
+    const std::size_t end = mine.end * kGrain == n / kGrain * kGrain ? n : mine.end * kGrain;
+    if (end > first) pass(first, end - first);
+  }
+}
 
 // out[i] = op(a[i], b[i]). `op` is a generic lambda so the same expression serves the
 // batch body and the scalar tail, which keeps the two from drifting apart.
@@ -28,26 +56,34 @@ inline void binary_map(const T* a, const T* b, T* out, std::size_t n, Op op) {
   for (; i < n; ++i) out[i] = op(a[i], b[i]);
 }
 
+/// binary_map over [0, n) in pieces (in_pieces).
+template <class T, class Op>
+void binary_pass(const T* a, const T* b, T* out, std::size_t n, Op op) {
+  in_pieces(n, [=](std::size_t first, std::size_t count) {
+    binary_map(a + first, b + first, out + first, count, op);
+  });
+}
+
 template <class T>
 void add(const T* a, const T* b, T* out, std::size_t n) {
-  binary_map(a, b, out, n, [](auto x, auto y) { return x + y; });
+  binary_pass(a, b, out, n, [](auto x, auto y) { return x + y; });
 }
 
 template <class T>
 void sub(const T* a, const T* b, T* out, std::size_t n) {
-  binary_map(a, b, out, n, [](auto x, auto y) { return x - y; });
+  binary_pass(a, b, out, n, [](auto x, auto y) { return x - y; });
 }
 
 template <class T>
 void mul(const T* a, const T* b, T* out, std::size_t n) {
-  binary_map(a, b, out, n, [](auto x, auto y) { return x * y; });
+  binary_pass(a, b, out, n, [](auto x, auto y) { return x * y; });
 }
 
 template <class T>
 void div(const T* a, const T* b, T* out, std::size_t n) {
   // A true division, not a * (1 / b): the reciprocal would round twice (compat::divide: also
   // on arm64, where xsimd's float division is an estimate).
-  binary_map(a, b, out, n, [](auto x, auto y) {
+  binary_pass(a, b, out, n, [](auto x, auto y) {
     if constexpr (std::is_same_v<decltype(x), T>)
       return x / y;
     else
@@ -56,7 +92,7 @@ void div(const T* a, const T* b, T* out, std::size_t n) {
 }
 
 template <class T>
-void axpy(T alpha, const T* x, T* y, std::size_t n) {
+void axpy_piece(T alpha, const T* x, T* y, std::size_t n) {
   constexpr std::size_t W = kWidth<T>;
   const std::size_t body = n - n % W;
   const Batch<T> va(alpha);
@@ -71,7 +107,14 @@ void axpy(T alpha, const T* x, T* y, std::size_t n) {
 }
 
 template <class T>
-void exp(const T* a, T* out, std::size_t n) {
+void axpy(T alpha, const T* x, T* y, std::size_t n) {
+  in_pieces(n, [=](std::size_t first, std::size_t count) {
+    axpy_piece(alpha, x + first, y + first, count);
+  });
+}
+
+template <class T>
+void exp_piece(const T* a, T* out, std::size_t n) {
   constexpr std::size_t W = kWidth<T>;
   const std::size_t body = n - n % W;
   std::size_t i = 0;
@@ -82,7 +125,13 @@ void exp(const T* a, T* out, std::size_t n) {
 }
 
 template <class T>
-void relu(const T* a, T* out, std::size_t n) {
+void exp(const T* a, T* out, std::size_t n) {
+  in_pieces(
+      n, [=](std::size_t first, std::size_t count) { exp_piece(a + first, out + first, count); });
+}
+
+template <class T>
+void relu_piece(const T* a, T* out, std::size_t n) {
   constexpr std::size_t W = kWidth<T>;
   const std::size_t body = n - n % W;
   const Batch<T> zero(T(0));
@@ -98,7 +147,13 @@ void relu(const T* a, T* out, std::size_t n) {
 }
 
 template <class T>
-void relu_backward(const T* a, const T* g, T* out, std::size_t n) {
+void relu(const T* a, T* out, std::size_t n) {
+  in_pieces(
+      n, [=](std::size_t first, std::size_t count) { relu_piece(a + first, out + first, count); });
+}
+
+template <class T>
+void relu_backward_piece(const T* a, const T* g, T* out, std::size_t n) {
   constexpr std::size_t W = kWidth<T>;
   const std::size_t body = n - n % W;
   const Batch<T> zero(T(0));
@@ -111,6 +166,13 @@ void relu_backward(const T* a, const T* g, T* out, std::size_t n) {
     xsimd::select(x > zero, dy, zero).store_unaligned(out + i);
   }
   for (; i < n; ++i) out[i] = a[i] > T(0) ? g[i] : T(0);
+}
+
+template <class T>
+void relu_backward(const T* a, const T* g, T* out, std::size_t n) {
+  in_pieces(n, [=](std::size_t first, std::size_t count) {
+    relu_backward_piece(a + first, g + first, out + first, count);
+  });
 }
 
 }  // namespace

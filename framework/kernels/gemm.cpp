@@ -17,8 +17,12 @@
 // as vectors) and need a transpose only when B is transposed; A micro-panels come in
 // whichever of two layouts the source allows without one (see PanelLayout).
 //
-// Threads: concurrent calls are safe as long as their C arrays do not overlap; each thread
-// packs into its own buffers (see scratch()).
+// Threads: gemm_batched runs the products of a batch on separate threads, and splits one large
+// product by rows of C: the threads pack one shared copy of each op(B) block together, then
+// each packs its own rows of op(A) and multiplies them (run_product). Which thread computes
+// a tile changes nothing in it: every element of C is the same sum in the same order, fixed
+// by the shape alone (the K slices). Concurrent calls are safe as long as their C arrays do
+// not overlap; each thread packs into its own buffers (see scratch()).
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
@@ -31,36 +35,38 @@
 
 #include "gemm_microkernel.hpp"
 #include "simd.hpp"
+#include "team.hpp"
 
 namespace ag::kernels::AG_SIMD_NS {
 namespace {
 
 // ---------------------------------------------------------------------------------------
-// Blocking parameters.
+// Tiles and blocking parameters.
 // ---------------------------------------------------------------------------------------
 
 // [blocking]
-/// Register tile MR x NR and cache blocks KC, MC, NC for element type T.
+/// A register tile of MR rows by kVectors vectors, and the cache blocks KC, MC, NC around it,
+/// for element type T.
 /// With 16 registers (SSE2, AVX2): MR x NR = 6 x (2 vectors): 12 accumulators + 2 B vectors
 /// + 1 broadcast A value, and 12 independent FMA chains cover the FMA latency on two pipes.
 /// (Measured against 4 x 3, 5 x 2 and 3 x 4 vectors: 6 x 2 is as fast or faster everywhere.)
 /// With AVX-512's 32 registers: 6 x (4 vectors), 24 accumulators + 4 B vectors + 1
 /// broadcast (measured on Zen 5 against 14 x 2, 12 x 2 and 8 x 3 vectors: 6 x 4 was 5-20%
-/// faster at the transformer shapes).
-template <class T>
-struct Blocking {
-#if AG_SIMD_VARIANT == 2
-  static constexpr std::size_t kVectorsPerRow = 4;
-#else
-  static constexpr std::size_t kVectorsPerRow = 2;
-#endif
-  static constexpr std::size_t MR = 6;
+/// faster at the transformer shapes), and for products at most 32 columns wide (attention's
+/// scores, the head's 26 letters), where the 64-wide tile would be half padding, 12 x (2
+/// vectors): as many accumulators, on columns that exist.
+template <class T, std::size_t MR_, std::size_t kVectors>
+struct Tile {
+  static constexpr std::size_t kVectorsPerRow = kVectors;
+  static constexpr std::size_t MR = MR_;
   static constexpr std::size_t NR = kVectorsPerRow * kWidth<T>;
   // One B micro-panel (KC x NR: 16 KiB for float; 96 KiB on AVX-512, so there it is L2's)
   // stays close while the A block streams past it.
   // Measured on Zen 5 (48 KiB L1d, 1 MiB L2): with AVX2, KC from 192 to 512 and MC from 96
   // to 384 are all within a few percent; these sit in the middle. With AVX-512, KC = 384
   // was 5-10% faster than 256 or 512 at K = 1024 (fewer passes over C) and equal elsewhere.
+  // KC is the same for every tile of a path: it fixes the order of the additions into C
+  // (one sum per slice), so the tile chosen for a shape never changes a result.
 #if AG_SIMD_VARIANT == 2
   static constexpr std::size_t KC = 384;
 #else
@@ -68,10 +74,23 @@ struct Blocking {
 #endif
   // The packed A block (MC x KC: 144 KiB for float, 216 KiB on AVX-512) stays in L2; MC is
   // a multiple of MR.
-  static constexpr std::size_t MC = 24 * MR;
+  static constexpr std::size_t MC = 144;
+  static_assert(MC % MR == 0);
   // The packed B block (KC x NC: 4 MiB) stays in L3; NC is a multiple of NR.
   static constexpr std::size_t NC = (std::size_t(4) << 20) / (KC * sizeof(T)) / NR * NR;
 };
+
+#if AG_SIMD_VARIANT == 2
+template <class T>
+using WideTile = Tile<T, 6, 4>;
+template <class T>
+using NarrowTile = Tile<T, 12, 2>;
+#else
+template <class T>
+using WideTile = Tile<T, 6, 2>;
+template <class T>
+using NarrowTile = WideTile<T>;  // 16 registers: the wide tile is already 2 vectors wide
+#endif
 // [blocking]
 
 /// Rounds n up to a multiple of `step`.
@@ -250,10 +269,10 @@ void pack_runs_across_panels(const T* src, std::size_t src_stride, std::size_t w
 
 /// Packs op(A)[rows, depth], whose (0, 0) element is `a`, into ceil(rows / MR) micro-panels
 /// of MR rows, MR * depth values each, one after the other. Returns their layout.
-template <class T>
+template <class Tl, class T>
 PanelLayout pack_a_block(bool trans_a, const T* a, std::size_t lda, std::size_t rows,
                          std::size_t depth, T* dst) {
-  constexpr std::size_t MR = Blocking<T>::MR;
+  constexpr std::size_t MR = Tl::MR;
   if (trans_a) {
     // Column p of op(A) is row p of A: a contiguous run.
     pack_runs_across_panels<MR>(a, lda, rows, depth, dst);
@@ -266,10 +285,10 @@ PanelLayout pack_a_block(bool trans_a, const T* a, std::size_t lda, std::size_t 
 
 /// Packs op(B)[depth, cols], whose (0, 0) element is `b`, into ceil(cols / NR)
 /// micro-panels [depth, NR], one after the other.
-template <class T>
+template <class Tl, class T>
 void pack_b_block(bool trans_b, const T* b, std::size_t ldb, std::size_t depth, std::size_t cols,
                   T* dst) {
-  constexpr std::size_t NR = Blocking<T>::NR;
+  constexpr std::size_t NR = Tl::NR;
   if (!trans_b) {
     // Row p of op(B) is a contiguous run of B.
     pack_runs_across_panels<NR>(b, ldb, cols, depth, dst);
@@ -284,37 +303,41 @@ void pack_b_block(bool trans_b, const T* b, std::size_t ldb, std::size_t depth, 
 // ---------------------------------------------------------------------------------------
 
 /// C[rows, cols] = alpha * (packed A block [rows, depth]) * (packed B block [depth, cols])
-///                 + beta * C; with beta == 0, C is not read.
+///                 + beta * C, then the epilogue (bias from column 0 of the block, ReLU) when
+/// this is the last K slice; with beta == 0, C is not read.
 /// Full MR x NR tiles are written in place; ragged edge tiles go through a small
 /// temporary, so the microkernel always computes a whole tile from the zero-padded panels.
-template <class T>
+template <class Tl, class T>
 void multiply_packed_blocks(std::size_t rows, std::size_t cols, std::size_t depth, T alpha,
                             const T* packed_a, PanelLayout a_layout, const T* packed_b, T beta,
-                            T* c, std::size_t ldc) {
-  using Tile = Blocking<T>;
-  constexpr std::size_t MR = Tile::MR, NR = Tile::NR;
+                            T* c, std::size_t ldc, Epilogue<T> epilogue) {
+  constexpr std::size_t MR = Tl::MR, NR = Tl::NR;
   alignas(64) T edge_tile[MR * NR];
 
   for (std::size_t j = 0; j < cols; j += NR) {
     const T* b_panel = packed_b + j * depth;
     const std::size_t tile_cols = std::min(NR, cols - j);
+    const Epilogue<T> tile_epilogue{epilogue.bias ? epilogue.bias + j : nullptr, epilogue.relu};
     for (std::size_t i = 0; i < rows; i += MR) {
       const T* a_panel = packed_a + i * depth;
       const std::size_t tile_rows = std::min(MR, rows - i);
       T* c_tile = c + i * ldc + j;
       if (tile_rows == MR && tile_cols == NR) {
-        microkernel<T, MR, Tile::kVectorsPerRow>(depth, a_panel, a_layout.row_stride,
-                                                 a_layout.depth_stride, b_panel, alpha, beta,
-                                                 c_tile, ldc);
+        microkernel<T, MR, Tl::kVectorsPerRow>(depth, a_panel, a_layout.row_stride,
+                                               a_layout.depth_stride, b_panel, alpha, beta, c_tile,
+                                               ldc, tile_epilogue);
       } else {
-        microkernel<T, MR, Tile::kVectorsPerRow>(depth, a_panel, a_layout.row_stride,
-                                                 a_layout.depth_stride, b_panel, T(1), T(0),
-                                                 edge_tile, NR);
+        microkernel<T, MR, Tl::kVectorsPerRow>(depth, a_panel, a_layout.row_stride,
+                                               a_layout.depth_stride, b_panel, T(1), T(0),
+                                               edge_tile, NR, Epilogue<T>{});
         for (std::size_t r = 0; r < tile_rows; ++r) {
           for (std::size_t s = 0; s < tile_cols; ++s) {
             T& out = c_tile[r * ldc + s];
             const T product = alpha * edge_tile[r * NR + s];
-            out = beta == T(0) ? product : product + beta * out;
+            T value = beta == T(0) ? product : product + beta * out;
+            if (tile_epilogue.bias) value = value + tile_epilogue.bias[s];
+            if (tile_epilogue.relu) value = value < T(0) ? T(0) : value;
+            out = value;
           }
         }
       }
@@ -322,9 +345,10 @@ void multiply_packed_blocks(std::size_t rows, std::size_t cols, std::size_t dept
   }
 }
 
-/// C[M, N] = beta * C, without reading C when beta == 0 (the K == 0 or alpha == 0 case).
+/// C[M, N] = beta * C, without reading C when beta == 0 (the K == 0 or alpha == 0 case),
+/// then the epilogue.
 template <class T>
-void scale_c(std::size_t M, std::size_t N, T beta, T* C, std::size_t ldc) {
+void scale_c(std::size_t M, std::size_t N, T beta, T* C, std::size_t ldc, Epilogue<T> epilogue) {
   for (std::size_t i = 0; i < M; ++i) {
     T* row = C + i * ldc;
     if (beta == T(0)) {
@@ -332,7 +356,116 @@ void scale_c(std::size_t M, std::size_t N, T beta, T* C, std::size_t ldc) {
     } else if (beta != T(1)) {
       for (std::size_t j = 0; j < N; ++j) row[j] *= beta;
     }
+    for (std::size_t j = 0; j < N; ++j) {
+      if (epilogue.bias) row[j] = row[j] + epilogue.bias[j];
+      if (epilogue.relu) row[j] = row[j] < T(0) ? T(0) : row[j];
+    }
   }
+}
+
+// ---------------------------------------------------------------------------------------
+// One product, on a team of threads.
+// ---------------------------------------------------------------------------------------
+
+/// One product C = alpha op(A) op(B) + beta C and its epilogue, as gemm's arguments say.
+template <class T>
+struct Product {
+  bool trans_a, trans_b;
+  std::size_t M, N, K;
+  T alpha;
+  const T* A;
+  std::size_t lda;
+  const T* B;
+  std::size_t ldb;
+  T beta;
+  T* C;
+  std::size_t ldc;
+  Epilogue<T> epilogue;
+};
+
+/// Member `member` of a team of `size` computes its share of the product: it packs its share
+/// of the micro-panels of each op(B) block into the block all share, waits for the others,
+/// then multiplies its own rows of C (an even share of the MR-row panels, cut into blocks of
+/// at most MC rows). With size > 1 every member of the team must call this.
+template <class Tl, class T>
+void product_share(const Product<T>& p, T* packed_b, std::size_t member, std::size_t size) {
+  constexpr std::size_t MR = Tl::MR, NR = Tl::NR, panels_per_block = Tl::MC / MR;
+  const Share mine = share_of((p.M + MR - 1) / MR, member, size);
+  const std::size_t my_panels = mine.end - mine.first;
+  const std::size_t blocks = (my_panels + panels_per_block - 1) / panels_per_block;
+  T* packed_a =
+      scratch<T>().a.reserve(std::min(my_panels, panels_per_block) * MR * std::min(Tl::KC, p.K));
+
+  // [loop-nest]
+  for (std::size_t j0 = 0; j0 < p.N; j0 += Tl::NC) {
+    const std::size_t cols = std::min(Tl::NC, p.N - j0);
+    for (std::size_t p0 = 0; p0 < p.K; p0 += Tl::KC) {
+      const std::size_t depth = std::min(Tl::KC, p.K - p0);
+      // The first K slice applies the caller's beta; later slices accumulate onto it, and the
+      // last one finishes with the epilogue.
+      const T slice_beta = p0 == 0 ? p.beta : T(1);
+      const bool last_slice = p0 + depth == p.K;
+      const Epilogue<T> epilogue{last_slice && p.epilogue.bias ? p.epilogue.bias + j0 : nullptr,
+                                 last_slice && p.epilogue.relu};
+      const Share b_panels = share_of((cols + NR - 1) / NR, member, size);
+      if (b_panels.end > b_panels.first) {
+        const std::size_t c0 = b_panels.first * NR, c1 = std::min(cols, b_panels.end * NR);
+        const T* b_block = p.trans_b ? p.B + (j0 + c0) * p.ldb + p0 : p.B + p0 * p.ldb + j0 + c0;
+        pack_b_block<Tl>(p.trans_b, b_block, p.ldb, depth, c1 - c0, packed_b + c0 * depth);
+      }
+      if (size > 1) {
+#pragma omp barrier
+      }
+      for (std::size_t b = 0; b < blocks; ++b) {
+        const Share block = share_of(my_panels, b, blocks);
+        const std::size_t i0 = (mine.first + block.first) * MR;
+        const std::size_t rows = std::min(p.M, (mine.first + block.end) * MR) - i0;
+        const T* a_block = p.trans_a ? p.A + p0 * p.lda + i0 : p.A + i0 * p.lda + p0;
+        const PanelLayout a_layout =
+            pack_a_block<Tl>(p.trans_a, a_block, p.lda, rows, depth, packed_a);
+        multiply_packed_blocks<Tl>(rows, cols, depth, p.alpha, packed_a, a_layout, packed_b,
+                                   slice_beta, p.C + i0 * p.ldc + j0, p.ldc, epilogue);
+      }
+      if (size > 1) {  // nobody packs the next B block while another still reads this one
+#pragma omp barrier
+      }
+    }
+  }
+  // [loop-nest]
+}
+
+/// The padded area of C that tiles of this shape compute for an M x N product.
+template <class Tl>
+constexpr std::size_t padded_area(std::size_t M, std::size_t N) {
+  return round_up(M, Tl::MR) * round_up(N, Tl::NR);
+}
+
+template <class Tl, class T>
+void run_product_with(const Product<T>& p, int threads) {
+  T* packed_b =
+      scratch<T>().b.reserve(round_up(std::min(Tl::NC, p.N), Tl::NR) * std::min(Tl::KC, p.K));
+  if (threads <= 1) {
+    product_share<Tl>(p, packed_b, 0, 1);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  product_share<Tl>(p, packed_b, std::size_t(team_member()), std::size_t(team_size()));
+}
+
+/// Computes one product on `threads` threads, with the tile that wastes the least of itself
+/// on padding for this shape.
+template <class T>
+void run_product(const Product<T>& p, int threads) {
+  if (p.M == 0 || p.N == 0) return;
+  if (p.K == 0 || p.alpha == T(0)) {
+    // As in BLAS, A and B are not read: the product is exactly zero.
+    scale_c(p.M, p.N, p.beta, p.C, p.ldc, p.epilogue);
+    return;
+  }
+  if (padded_area<NarrowTile<T>>(p.M, p.N) < padded_area<WideTile<T>>(p.M, p.N))
+    run_product_with<NarrowTile<T>>(p, threads);
+  else
+    run_product_with<WideTile<T>>(p, threads);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -342,37 +475,44 @@ void scale_c(std::size_t M, std::size_t N, T beta, T* C, std::size_t ldc) {
 template <class T>
 void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t K, T alpha,
           const T* A, std::size_t lda, const T* B, std::size_t ldb, T beta, T* C, std::size_t ldc) {
-  using Tile = Blocking<T>;
-  if (M == 0 || N == 0) return;
-  if (K == 0 || alpha == T(0)) {
-    // As in BLAS, A and B are not read: the product is exactly zero.
-    scale_c(M, N, beta, C, ldc);
+  run_product(Product<T>{trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, {}}, 1);
+}
+
+// Below this many multiply-adds a product is not worth waking a second thread for (about the
+// cost of starting an OpenMP team: a few microseconds).
+constexpr double kThreadedWork = double(1 << 21);
+
+template <class T>
+void gemm_batched(const BatchedGemm<T>& g) {
+  const auto product = [&g](std::size_t b) {
+    return Product<T>{g.trans_a,
+                      g.trans_b,
+                      g.M,
+                      g.N,
+                      g.K,
+                      T(1),
+                      g.A + b * g.stride_a,
+                      g.lda,
+                      g.B + b * g.stride_b,
+                      g.ldb,
+                      T(0),
+                      g.C + b * g.stride_c,
+                      g.ldc,
+                      Epilogue<T>{g.bias, g.relu}};
+  };
+  const int threads = threads_available();
+  const double work = double(g.M) * double(g.N) * double(g.K);
+  if (g.batch == 1) {
+    // One large product (a Linear layer): its rows split between the threads.
+    const bool split = threads > 1 && work >= kThreadedWork && g.M >= 2 * 16;
+    run_product(product(0), split ? threads : 1);
     return;
   }
-  Scratch<T>& buffers = scratch<T>();
-  const std::size_t kc_max = std::min(Tile::KC, K);
-  T* packed_a = buffers.a.reserve(round_up(std::min(Tile::MC, M), Tile::MR) * kc_max);
-  T* packed_b = buffers.b.reserve(round_up(std::min(Tile::NC, N), Tile::NR) * kc_max);
-
-  // [loop-nest]
-  for (std::size_t j0 = 0; j0 < N; j0 += Tile::NC) {
-    const std::size_t cols = std::min(Tile::NC, N - j0);
-    for (std::size_t p0 = 0; p0 < K; p0 += Tile::KC) {
-      const std::size_t depth = std::min(Tile::KC, K - p0);
-      // The first K slice applies the caller's beta; later slices accumulate onto it.
-      const T slice_beta = p0 == 0 ? beta : T(1);
-      const T* b_block = trans_b ? B + j0 * ldb + p0 : B + p0 * ldb + j0;
-      pack_b_block(trans_b, b_block, ldb, depth, cols, packed_b);
-      for (std::size_t i0 = 0; i0 < M; i0 += Tile::MC) {
-        const std::size_t rows = std::min(Tile::MC, M - i0);
-        const T* a_block = trans_a ? A + p0 * lda + i0 : A + i0 * lda + p0;
-        const PanelLayout a_layout = pack_a_block(trans_a, a_block, lda, rows, depth, packed_a);
-        multiply_packed_blocks(rows, cols, depth, alpha, packed_a, a_layout, packed_b, slice_beta,
-                               C + i0 * ldc + j0, ldc);
-      }
-    }
-  }
-  // [loop-nest]
+  // Many small ones (attention's, one per sequence and head): each on one thread.
+  [[maybe_unused]] const bool parallel = threads > 1 && work >= 32.0 * 32 * 32;
+  const std::ptrdiff_t count = static_cast<std::ptrdiff_t>(g.batch);
+#pragma omp parallel for schedule(static) num_threads(threads) if (parallel)
+  for (std::ptrdiff_t b = 0; b < count; ++b) run_product(product(std::size_t(b)), 1);
 }
 
 }  // namespace
@@ -380,6 +520,8 @@ void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t 
 void fill_gemm(SimdPath& path) {
   path.f32.gemm = gemm<float>;
   path.f64.gemm = gemm<double>;
+  path.f32.gemm_batched = gemm_batched<float>;
+  path.f64.gemm_batched = gemm_batched<double>;
 }
 
 }  // namespace ag::kernels::AG_SIMD_NS

@@ -3,10 +3,13 @@
 #include <cstddef>
 #include <type_traits>
 
+#include "gemm.hpp"
+
 namespace ag::kernels {
 
 /// One function pointer per kernel, for element type T. The signatures are those of the
-/// public kernels in elementwise.hpp, softmax.hpp, layernorm.hpp and gemm.hpp.
+/// public kernels in elementwise.hpp, softmax.hpp, layernorm.hpp, gemm.hpp and
+/// columns.hpp.
 template <class T>
 struct KernelTable {
   void (*add)(const T*, const T*, T*, std::size_t);
@@ -24,6 +27,8 @@ struct KernelTable {
                                   std::size_t, std::size_t);
   void (*gemm)(bool, bool, std::size_t, std::size_t, std::size_t, T, const T*, std::size_t,
                const T*, std::size_t, T, T*, std::size_t);
+  void (*gemm_batched)(const BatchedGemm<T>&);
+  void (*bias_relu_backward)(const T*, const T*, T*, T*, std::size_t, std::size_t);
   std::size_t width;  ///< SIMD lanes of one register (1 for the scalar path)
 };
 

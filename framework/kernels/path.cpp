@@ -11,6 +11,7 @@ SimdPath make_path() {
   fill_softmax(path);
   fill_layernorm(path);
   fill_gemm(path);
+  fill_columns(path);
   path.f32.width = kWidth<float>;
   path.f64.width = kWidth<double>;
   return path;

@@ -1,6 +1,7 @@
 // The one place that chooses the SIMD register type for the kernels of one instruction set.
 //
-// The kernel sources (gemm.cpp, elementwise.cpp, softmax.cpp, layernorm.cpp, path.cpp) are
+// The kernel sources (gemm.cpp, elementwise.cpp, softmax.cpp, layernorm.cpp, columns.cpp,
+// path.cpp) are
 // compiled once per instruction set, each time with its own -m flags and AG_SIMD_VARIANT
 // (see framework/CMakeLists.txt); dispatch.cpp picks one set at start-up. Everything a
 // variant defines lives in its own namespace, ag::kernels::AG_SIMD_NS, and most of it in an
@@ -55,6 +56,7 @@ void fill_elementwise(SimdPath& path);
 void fill_softmax(SimdPath& path);
 void fill_layernorm(SimdPath& path);
 void fill_gemm(SimdPath& path);
+void fill_columns(SimdPath& path);
 
 /// The whole table of this instruction set (path.cpp). Call it only on a CPU that has it.
 SimdPath make_path();

@@ -55,20 +55,37 @@ std::vector<Node*> topological_order(const Tensor& root) {
 
 namespace {
 
-// Sums gradients out of place: an increment may share storage with a forward value or with
-// a gradient sent to another input (add sends the same tensor to both), so it is never
-// written to. Only a fan-in pays for a new tensor.
-void accumulate(Tensor& total, const Tensor& increment) {
-  profile::Scope scope("accumulate gradients", profile::Phase::backward);
-  total = total.defined() ? add(total, increment) : increment;
+// True when nothing but this handle can see t's values: no other handle to it, and no other
+// tensor on its storage (no alias, no forward value, no gradient sent to another input).
+bool owned_alone(const Tensor& t) {
+  return t.impl_ptr().use_count() == 1 && t.impl().storage.use_count() == 1;
 }
 
-// A leaf's gradient outlives the sweep and grows in place across calls, so it gets storage
-// of its own on the first arrival.
+// Sums a fan-in's gradients. The first increment is kept as it is; it may share storage with a
+// forward value or with a gradient sent to another input (add sends the same tensor to both),
+// so a later one is added into it in place only when the running total is owned alone, and
+// out of place otherwise. Either way the sum is total + increment, rounded once.
+void accumulate(Tensor& total, const Tensor& increment) {
+  profile::Scope scope("accumulate gradients", profile::Phase::backward);
+  if (!total.defined())
+    total = increment;
+  else if (owned_alone(total))
+    add_into(total, increment);
+  else
+    total = add(total, increment);
+}
+
+// A leaf's gradient outlives the sweep and grows in place across calls, so it needs storage of
+// its own on the first arrival: the increment itself when nothing else holds it (the usual
+// case: a backward rule's fresh result), else a copy.
 void accumulate_leaf(const Tensor& leaf, const Tensor& increment) {
   profile::Scope scope("accumulate gradients", profile::Phase::backward);
-  if (Tensor total = leaf.grad(); total.defined()) add_into(total, increment);
-  else leaf.impl().grad = increment.clone().impl_ptr();
+  if (Tensor total = leaf.grad(); total.defined())
+    add_into(total, increment);
+  else if (owned_alone(increment))
+    leaf.impl().grad = increment.impl_ptr();
+  else
+    leaf.impl().grad = increment.clone().impl_ptr();
 }
 
 // A node's backward rule, timed under its op's name while profiling is on (ag/profile.hpp).
@@ -81,7 +98,7 @@ void run_backward(const Tensor& root, const Tensor& seed) {
   check(root.requires_grad(), "backward",
         "this tensor does not require a gradient (no input was marked with "
         "set_requires_grad, or it was computed under NoGradGuard)");
-  NoGradGuard no_grad;  // backward rules use ops, but build no tape themselves
+  NoGradGuard no_grad;    // backward rules use ops, but build no tape themselves
   if (!root.grad_fn()) {  // a leaf: its gradient is the seed
     accumulate_leaf(root, seed);
     return;
@@ -123,8 +140,8 @@ void Tensor::backward() const {
 }
 
 void Tensor::backward(const Tensor& seed) const {
-  check(seed.shape() == shape(), "backward", "seed gradient has shape ",
-        shape_string(seed.shape()), " but the tensor has shape ", shape_string(shape()));
+  check(seed.shape() == shape(), "backward", "seed gradient has shape ", shape_string(seed.shape()),
+        " but the tensor has shape ", shape_string(shape()));
   check(seed.dtype() == dtype(), "backward", "seed is ", dtype_name(seed.dtype()),
         " but the tensor is ", dtype_name(dtype()));
   run_backward(*this, seed);

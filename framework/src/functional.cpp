@@ -1,11 +1,12 @@
 // Composite functions. softmax and layer_norm run fused kernels with their own backward
 // rules; namespace composite holds the same functions written with primitive ops, which the
 // tests use as the reference.
+#include "ag/functional.hpp"
+
 #include <cmath>
 #include <limits>
 #include <tuple>
 
-#include "ag/functional.hpp"
 #include "ag/profile.hpp"
 #include "impl.hpp"
 #include "layernorm.hpp"
@@ -50,30 +51,6 @@ Tensor log_softmax(const Tensor& x) {
   return sub(shifted, log(sum(exp(shifted), {-1}, true)));
 }
 
-Tensor cross_entropy(const Tensor& logits, const Indices& targets, std::int64_t ignore_index) {
-  profile::Scope profile_scope("cross_entropy");
-  check(logits.dim() == 2, "cross_entropy", "logits must be [N, V], got ",
-        shape_string(logits.shape()));
-  const std::int64_t N = logits.size(0), V = logits.size(1);
-  check(static_cast<std::int64_t>(targets.values.size()) == N, "cross_entropy", "got ",
-        targets.values.size(), " targets for ", N, " rows of logits");
-  // pick[n, v] = 1 at the target of row n (0 on ignored rows): the loss picks log p[n, target].
-  std::vector<double> pick(static_cast<std::size_t>(N * V), 0.0);
-  std::int64_t counted = 0;
-  for (std::int64_t n = 0; n < N; ++n) {
-    const std::int64_t target = targets.values[n];
-    if (target == ignore_index) continue;
-    check(target >= 0 && target < V, "cross_entropy", "target ", target, " at row ", n,
-          " is outside [0, ", V, ")");
-    pick[n * V + target] = 1.0;
-    ++counted;
-  }
-  check(counted > 0, "cross_entropy", "every target is ignore_index (", ignore_index,
-        "): nothing to average");
-  Tensor picked = mul(log_softmax(logits), from_vector(pick, {N, V}, logits.dtype()));
-  return mul(sum(picked), -1.0 / double(counted));
-}
-
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps) {
   profile::Scope profile_scope("layer_norm");
   std::size_t rows, cols;  // not a structured binding: clang 14 cannot capture one in a lambda
@@ -99,9 +76,9 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
                   Tensor gbeta = zeros(gamma0.shape(), g.dtype());
                   dispatch(g.dtype(), [&](auto t) {
                     using T = decltype(t);
-                    kernels::layernorm_rows_backward(
-                        x0.data<T>(), gamma0.data<T>(), mean.data<T>(), rstd.data<T>(),
-                        g.data<T>(), gx.data<T>(), ggamma.data<T>(), gbeta.data<T>(), rows, cols);
+                    kernels::layernorm_rows_backward(x0.data<T>(), gamma0.data<T>(), mean.data<T>(),
+                                                     rstd.data<T>(), g.data<T>(), gx.data<T>(),
+                                                     ggamma.data<T>(), gbeta.data<T>(), rows, cols);
                   });
                   return {gx, ggamma, gbeta};
                 });
@@ -126,6 +103,35 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
   Tensor variance = mean(mul(centered, centered), {-1}, true);  // biased, as in the paper
   Tensor normalized = div(centered, sqrt(add(variance, eps)));
   return add(mul(normalized, gamma), beta);
+}
+
+Tensor cross_entropy(const Tensor& logits, const Indices& targets, std::int64_t ignore_index) {
+  check(logits.dim() == 2, "cross_entropy", "logits must be [N, V], got ",
+        shape_string(logits.shape()));
+  const std::int64_t N = logits.size(0), V = logits.size(1);
+  check(static_cast<std::int64_t>(targets.values.size()) == N, "cross_entropy", "got ",
+        targets.values.size(), " targets for ", N, " rows of logits");
+  // pick[n, v] = 1 at the target of row n (0 on ignored rows): the loss picks log p[n, target].
+  std::vector<double> pick(static_cast<std::size_t>(N * V), 0.0);
+  std::int64_t counted = 0;
+  for (std::int64_t n = 0; n < N; ++n) {
+    const std::int64_t target = targets.values[n];
+    if (target == ignore_index) continue;
+    check(target >= 0 && target < V, "cross_entropy", "target ", target, " at row ", n,
+          " is outside [0, ", V, ")");
+    pick[n * V + target] = 1.0;
+    ++counted;
+  }
+  check(counted > 0, "cross_entropy", "every target is ignore_index (", ignore_index,
+        "): nothing to average");
+  Tensor picked = mul(log_softmax(logits), from_vector(pick, {N, V}, logits.dtype()));
+  return mul(sum(picked), -1.0 / double(counted));
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Activation activation) {
+  Tensor z = matmul(x, weight);
+  if (bias.defined()) z = add(z, bias);
+  return activation == Activation::relu ? relu(z) : z;
 }
 
 }  // namespace composite

@@ -63,22 +63,21 @@ Linear::Linear(std::int64_t in, std::int64_t out, Rng& rng, bool with_bias, Dtyp
   }
 }
 
-Tensor Linear::forward(const Tensor& x) const {
-  check(x.dim() >= 1 && x.size(-1) == weight.size(0), "Linear",
-        "expected input [..., ", weight.size(0), "], got ", shape_string(x.shape()));
-  Tensor y = matmul(x.dim() == 1 ? reshape(x, {1, x.size(0)}) : x, weight);
-  if (x.dim() == 1) y = reshape(y, {weight.size(1)});
-  return bias.defined() ? add(y, bias) : y;
+Tensor Linear::forward(const Tensor& x, Activation activation) const {
+  check(x.dim() >= 1 && x.size(-1) == weight.size(0), "Linear", "expected input [..., ",
+        weight.size(0), "], got ", shape_string(x.shape()));
+  return linear(x, weight, bias, activation);
 }
 
-Embedding::Embedding(std::int64_t count, std::int64_t width, Rng& rng, double stddev,
-                     Dtype dtype) {
+Embedding::Embedding(std::int64_t count, std::int64_t width, Rng& rng, double stddev, Dtype dtype) {
   check(count > 0 && width > 0, "Embedding", "sizes must be positive, got ", count, " x ", width);
   weight = randn({count, width}, rng, dtype, stddev);
   register_parameter("weight", weight);
 }
 
-Tensor Embedding::forward(const Indices& ids) const { return embedding(weight, ids); }
+Tensor Embedding::forward(const Indices& ids) const {
+  return embedding(weight, ids);
+}
 
 LayerNorm::LayerNorm(std::int64_t width, double eps_, Dtype dtype) : eps(eps_) {
   gamma = ones({width}, dtype);
@@ -87,6 +86,8 @@ LayerNorm::LayerNorm(std::int64_t width, double eps_, Dtype dtype) : eps(eps_) {
   register_parameter("beta", beta);
 }
 
-Tensor LayerNorm::forward(const Tensor& x) const { return layer_norm(x, gamma, beta, eps); }
+Tensor LayerNorm::forward(const Tensor& x) const {
+  return layer_norm(x, gamma, beta, eps);
+}
 
 }  // namespace ag

@@ -4,9 +4,8 @@
 #include <algorithm>
 
 #include "ag/ops.hpp"
-#include "ag/threads.hpp"
-#include "gemm.hpp"
 #include "ag/profile.hpp"
+#include "gemm.hpp"
 #include "impl.hpp"
 
 namespace ag {
@@ -14,32 +13,28 @@ namespace ag {
 namespace {
 
 // batch independent products C_i = op(A_i) op(B_i), where a stride of 0 means that operand
-// is shared by every product. Batches run on separate OpenMP threads.
+// is shared by every product; the kernel shares them between threads.
 template <class T>
-void batched_gemm(bool trans_a, bool trans_b, std::int64_t batch, std::int64_t M,
-                  std::int64_t N, std::int64_t K, const T* A, std::int64_t stride_a, const T* B,
+void batched_gemm(bool trans_a, bool trans_b, std::int64_t batch, std::int64_t M, std::int64_t N,
+                  std::int64_t K, const T* A, std::int64_t stride_a, const T* B,
                   std::int64_t stride_b, T* C, std::int64_t stride_c) {
-  const std::size_t lda = trans_a ? M : K, ldb = trans_b ? K : N;
-  const int threads = max_threads();
-  if (batch == 1 && threads > 1 && M * N * K >= (1 << 21) && M >= 2 * 16) {
-    // One large product (a Linear layer): split the rows of C between the threads. Each
-    // block of rows of C needs the same rows of op(A) and all of op(B).
-    const std::int64_t block = (M + threads - 1) / threads;
-#pragma omp parallel for schedule(static)
-    for (int t = 0; t < threads; ++t) {
-      const std::int64_t first = t * block, rows = std::min(block, M - first);
-      if (rows <= 0) continue;
-      const T* a_rows = trans_a ? A + first : A + first * lda;  // op(A) row `first`
-      kernels::gemm<T>(trans_a, trans_b, rows, N, K, T(1), a_rows, lda, B, ldb, T(0),
-                       C + first * N, N);
-    }
-    return;
-  }
-  [[maybe_unused]] const bool worth_threads = batch > 1 && M * N * K >= 32 * 32 * 32;
-#pragma omp parallel for schedule(static) if (worth_threads)
-  for (std::int64_t i = 0; i < batch; ++i)
-    kernels::gemm<T>(trans_a, trans_b, M, N, K, T(1), A + i * stride_a, lda, B + i * stride_b,
-                     ldb, T(0), C + i * stride_c, N);
+  kernels::BatchedGemm<T> p;
+  p.trans_a = trans_a;
+  p.trans_b = trans_b;
+  p.batch = std::size_t(batch);
+  p.M = std::size_t(M);
+  p.N = std::size_t(N);
+  p.K = std::size_t(K);
+  p.A = A;
+  p.lda = std::size_t(trans_a ? M : K);
+  p.stride_a = std::size_t(stride_a);
+  p.B = B;
+  p.ldb = std::size_t(trans_b ? K : N);
+  p.stride_b = std::size_t(stride_b);
+  p.C = C;
+  p.ldc = std::size_t(N);
+  p.stride_c = std::size_t(stride_c);
+  kernels::gemm_batched(p);
 }
 
 // Which operand is read transposed: C = A B, A B^T or A^T B.
@@ -135,8 +130,8 @@ Tensor matmul_transposed(const Tensor& a, const Tensor& b) {
 Tensor transpose_matmul(const Tensor& a, const Tensor& b) {
   profile::Scope profile_scope("transpose_matmul");
   Tensor a0 = a.detach(), b0 = b.detach();
-  return record("transpose_matmul", product_values("transpose_matmul", a, b, Transposed::a),
-                {a, b}, [a0, b0](const Tensor& g) -> std::vector<Tensor> {
+  return record("transpose_matmul", product_values("transpose_matmul", a, b, Transposed::a), {a, b},
+                [a0, b0](const Tensor& g) -> std::vector<Tensor> {
                   return {matmul_transposed(b0, g), matmul(a0, g)};
                 });
 }

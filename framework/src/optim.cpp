@@ -7,6 +7,12 @@
 
 namespace ag {
 
+namespace {
+// Below this many elements a parameter's update takes a few microseconds, about what waking
+// an OpenMP team costs, so it runs on the calling thread.
+[[maybe_unused]] constexpr std::int64_t kParallelElements = 1 << 15;
+}  // namespace
+
 Optimizer::Optimizer(std::vector<Tensor> parameters, double lr_)
     : lr(lr_), parameters_(std::move(parameters)) {
   check(lr_ >= 0, "Optimizer", "learning rate must be non-negative, got ", lr_);
@@ -45,8 +51,12 @@ void SGD::step() {
 
 Adam::Adam(std::vector<Tensor> parameters, double lr, double beta1, double beta2, double eps,
            double weight_decay, bool decoupled)
-    : Optimizer(std::move(parameters), lr), beta1_(beta1), beta2_(beta2), eps_(eps),
-      weight_decay_(weight_decay), decoupled_(decoupled) {
+    : Optimizer(std::move(parameters), lr),
+      beta1_(beta1),
+      beta2_(beta2),
+      eps_(eps),
+      weight_decay_(weight_decay),
+      decoupled_(decoupled) {
   check(0 <= beta1 && beta1 < 1 && 0 <= beta2 && beta2 < 1, "Adam",
         "betas must lie in [0, 1), got ", beta1, " and ", beta2);
   for (const Tensor& p : parameters_) {
@@ -72,13 +82,17 @@ void Adam::step() {
       T* v = v_[i].data<T>();
       const T b1 = T(beta1_), b2 = T(beta2_), step = T(lr / c1), root_c2 = T(std::sqrt(c2));
       const T decay = decoupled_ ? T(lr * weight_decay_) : T(0);
-      const T l2 = decoupled_ ? T(0) : T(weight_decay_);
-      for (std::int64_t k = 0, n = p.numel(); k < n; ++k) {
+      const T l2 = decoupled_ ? T(0) : T(weight_decay_), eps = T(eps_);
+      // Each element's update reads and writes only that element: any split between threads
+      // gives the same bits. (Memory-bound: four arrays read, three written.)
+      const std::int64_t n = p.numel();
+#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+      for (std::int64_t k = 0; k < n; ++k) {
         const T grad = g[k] + l2 * w[k];
         m[k] = b1 * m[k] + (T(1) - b1) * grad;
         v[k] = b2 * v[k] + (T(1) - b2) * grad * grad;
         w[k] -= decay * w[k];
-        w[k] -= step * m[k] / (std::sqrt(v[k]) / root_c2 + T(eps_));
+        w[k] -= step * m[k] / (std::sqrt(v[k]) / root_c2 + eps);
       }
     });
   }

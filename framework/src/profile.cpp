@@ -69,7 +69,7 @@ Report stop() {
 }
 
 bool is_gemm(const std::string& op) {
-  return op == "matmul" || op == "matmul_transposed" || op == "transpose_matmul";
+  return op == "matmul" || op == "matmul_transposed" || op == "transpose_matmul" || op == "linear";
 }
 
 namespace {
@@ -115,8 +115,8 @@ std::string format(const Report& report, std::int64_t steps) {
                 report.wall_ms / per, 100.0);
   out += line;
   std::snprintf(line, sizeof line,
-                "matrix products (matmul, matmul_transposed, transpose_matmul; forward and "
-                "backward): %.1f%% of the wall time\n",
+                "matrix products (matmul, matmul_transposed, transpose_matmul, linear; forward "
+                "and backward): %.1f%% of the wall time\n",
                 100 * gemm / wall);
   out += line;
   return out;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "ag/functional.hpp"
 #include "ag/tape.hpp"
@@ -115,7 +116,8 @@ TEST(OpGradcheck, MatmulWithSharedWeight) {
 }
 
 TEST(OpGradcheck, MatmulTransposed) {
-  Tensor a = random_input({2, 3, 4}, 36), b = random_input({2, 5, 4}, 37), w = random_input({5, 4}, 38);
+  Tensor a = random_input({2, 3, 4}, 36), b = random_input({2, 5, 4}, 37),
+         w = random_input({5, 4}, 38);
   EXPECT_GRADCHECK([](const Inputs& v) { return matmul_transposed(v[0], v[1]); }, {a, b});
   EXPECT_GRADCHECK([](const Inputs& v) { return matmul_transposed(v[0], v[1]); }, {a, w});
   // The same values as transposing first.
@@ -215,6 +217,17 @@ TEST(OpGradcheck, LogSoftmaxAndCrossEntropy) {
   EXPECT_GRADCHECK([](const Inputs& v) { return log_softmax(v[0]); }, {logits});
   Indices targets{{1, -1, 5, 0}, {4}};  // one ignored row
   EXPECT_GRADCHECK([targets](const Inputs& v) { return cross_entropy(v[0], targets); }, {logits});
+}
+
+TEST(OpGradcheck, LinearWithBiasAndRelu) {
+  // Weights drawn so that no pre-activation lies near ReLU's kink (checked below).
+  Tensor x = random_input({2, 3, 5}, 50), w = random_input({5, 4}, 51), b = random_input({4}, 52);
+  for (double z : composite::linear(x, w, b).to_vector()) ASSERT_GT(std::abs(z), 1e-3);
+  EXPECT_GRADCHECK([](const Inputs& v) { return linear(v[0], v[1], v[2]); }, {x, w, b});
+  EXPECT_GRADCHECK([](const Inputs& v) { return linear(v[0], v[1], v[2], Activation::relu); },
+                   {x, w, b});
+  EXPECT_GRADCHECK([](const Inputs& v) { return linear(v[0], v[1], Tensor(), Activation::relu); },
+                   {x, w});
 }
 
 TEST(OpGradcheck, LayerNormFusedAndComposite) {

@@ -10,18 +10,20 @@
 #include <type_traits>
 #include <vector>
 
+#include "ag/threads.hpp"
 #include "dispatch.hpp"
 #include "elementwise.hpp"
 
 namespace {
 
 namespace k = ag::kernels;
-/// 0, 1, W-1, W, W+1 (tail only, body only, both), a few full batches plus a tail, and two
-/// large lengths, one a multiple of every width and one not.
+/// 0, 1, W-1, W, W+1 (tail only, body only, both), a few full batches plus a tail, two
+/// large lengths, one a multiple of every width and one not, and one long enough to be cut
+/// into one piece per thread.
 template <class T>
 std::vector<std::size_t> lengths() {
   const std::size_t W = ag::kernels::simd_width<T>();
-  return {0, 1, W - 1, W, W + 1, 2 * W + 3, 4 * W + 1, 1000, 4099};
+  return {0, 1, W - 1, W, W + 1, 2 * W + 3, 4 * W + 1, 1000, 4099, 100003};
 }
 
 template <class T>
@@ -276,6 +278,31 @@ TYPED_TEST(Elementwise, ReluAndBackwardRule) {
       EXPECT_EQ(outb[i], T(0)) << "n=" << n << " i=" << i;
     }
   }
+}
+
+// Long arrays are cut into one piece per thread; every element must still take the path it
+// takes in one serial pass (the SIMD body or the scalar tail, whose exp is std::exp).
+TYPED_TEST(Elementwise, SameBitsAtAnyThreadCount) {
+  using T = TypeParam;
+  std::mt19937 rng(77);
+  const std::size_t n = 100003;
+  const auto a = random_vector<T>(n, rng), b = random_vector<T>(n, rng, T(0.5), T(2));
+  const auto run = [&] {
+    std::vector<T> sum(n), quotient(n), e(n), y = b;
+    k::add(a.data(), b.data(), sum.data(), n);
+    k::div(a.data(), b.data(), quotient.data(), n);
+    k::exp(a.data(), e.data(), n);
+    k::axpy(T(0.5), a.data(), y.data(), n);
+    return std::vector<std::vector<T>>{sum, quotient, e, y};
+  };
+  const int threads_before = ag::max_threads();
+  ag::set_max_threads(1);
+  const auto one = run();
+  for (int threads : {2, 3}) {
+    ag::set_max_threads(threads);
+    EXPECT_EQ(run(), one) << threads << " threads";
+  }
+  ag::set_max_threads(threads_before);
 }
 
 }  // namespace

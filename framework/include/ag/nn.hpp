@@ -50,10 +50,10 @@ class Linear : public Module {
  public:
   /// \param in, out the widths of x's and y's last axis  \param rng the initialisation's draws
   /// \param bias whether to add b  \param dtype the parameters' element type
-  Linear(std::int64_t in, std::int64_t out, Rng& rng, bool bias = true,
-         Dtype dtype = Dtype::f32);
-  /// x: [..., in] -> [..., out]
-  Tensor forward(const Tensor& x) const;
+  Linear(std::int64_t in, std::int64_t out, Rng& rng, bool bias = true, Dtype dtype = Dtype::f32);
+  /// x: [..., in] -> [..., out]; with Activation::relu, max(x W + b, 0) in the same op
+  /// (ag::linear).
+  Tensor forward(const Tensor& x, Activation activation = Activation::none) const;
   Tensor weight;  ///< W: [in, out]
   Tensor bias;    ///< b: [out]; undefined when constructed without one
 };

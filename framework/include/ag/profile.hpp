@@ -37,10 +37,10 @@ void start();
 /// Stops timing and returns what was counted since start().
 Report stop();
 /// The report as a table: op, phase, calls, total ms, share of the wall time; then the share
-/// spent in matrix products (matmul, matmul_transposed, transpose_matmul, forward and
-/// backward) and outside any timed region. `steps` only divides the totals for a per-step line.
+/// spent in matrix products (matmul, matmul_transposed, transpose_matmul and linear, forward
+/// and backward) and outside any timed region. `steps` only divides the totals for a per-step line.
 std::string format(const Report& report, std::int64_t steps);
-/// True for the matrix-product ops (the gemm kernel's callers).
+/// True for the matrix-product ops (the gemm kernel's callers; linear with its bias and ReLU).
 bool is_gemm(const std::string& op);
 
 namespace detail {
