@@ -3,6 +3,11 @@
 // --layers and --heads change the model (the 8-layer NoPE run: --layers 8); --profile also
 // prints where the time of the steps at 1 thread went, op by op (ag/profile.hpp).
 //
+// "Of the limit": the step's matmul FLOPs over what the machine's fused multiply-adds could do
+// in the same time, measured first in this process (peak_fma.cpp: a register-only FMA loop on
+// the SIMD path the kernels chose; at 2 threads, twice the one-thread peak). 1.0 would spend
+// every cycle of every thread on useful multiply-adds.
+//
 //   bench_train_step [--steps N] [--layers L] [--heads H] [--profile]
 #include <sys/resource.h>
 
@@ -16,6 +21,8 @@
 #include "ag/profile.hpp"
 #include "ag/threads.hpp"
 #include "decoder.hpp"
+#include "dispatch.hpp"
+#include "peak_fma.hpp"
 
 namespace {
 
@@ -77,6 +84,20 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // The peak of the instruction set the kernels run on (the widest the CPU has, unless PE_SIMD
+  // chose another), measured before the model exists so that nothing else competes.
+  const std::vector<bench::Peak> peaks = bench::measure_fma_peaks(5);
+  const std::string path = ag::kernels::simd_path_name();
+  double peak = 0;  // 0: no peak for this path (the scalar one), so no fraction
+  std::string peak_isa = "none";
+  for (const bench::Peak& p : peaks) {
+    if (p.isa == path) {
+      peak = p.gflops;
+      peak_isa = p.isa;
+    }
+  }
+  std::printf("peak fma: %s %.1f GFLOP/s per thread (kernels on %s)\n", peak_isa.c_str(), peak,
+              path.c_str());
   const std::int64_t B = 64, T = 32;
   ag::Rng rng(0);
   pe::Decoder model(config, std::make_shared<pe::NoEncoding>(), rng);
@@ -87,8 +108,9 @@ int main(int argc, char** argv) {
   for (int threads : {1, 2}) {
     ag::set_max_threads(threads);
     const double ms = median_ms(model, optimizer, rng, steps, config, B, T);
-    std::printf("threads %d: %8.1f ms/step (median of %d)  %6.1f GFLOP/s of matmul\n", threads, ms,
-                steps, gflop / (ms / 1e3));
+    const double rate = gflop / (ms / 1e3);
+    std::printf("threads %d: %8.1f ms/step (median of %d)  %6.1f GFLOP/s of matmul  %.2f of the limit\n",
+                threads, ms, steps, rate, peak > 0 ? rate / (peak * threads) : 0.0);
   }
   if (profile) {
     ag::set_max_threads(1);

@@ -20,6 +20,9 @@ fi
 # The field after "threads N:" and after "peak resident memory:" in a bench's output.
 ms_at() { echo "$1" | awk -v t="$2" '$1 == "threads" && $2 == t":" {print $3}'; }
 peak_mb() { echo "$1" | awk '/^peak resident memory:/ {print $4}'; }
+# The one-thread FMA peak (GFLOP/s) and the step's matmul GFLOP that bench_train_step printed.
+peak_gflops() { echo "$1" | awk '/^peak fma:/ {print $4}'; }
+step_gflop() { echo "$1" | awk '/^reference step:/ {for (i = 1; i < NF; ++i) if ($(i + 1) == "GFLOP") print $i}'; }
 
 compare() {  # name, layers
   echo "== $1 =="
@@ -31,7 +34,10 @@ compare() {  # name, layers
   echo "$torch_out"
   for threads in 1 2; do
     awk -v a="$(ms_at "$ours_out" "$threads")" -v b="$(ms_at "$torch_out" "$threads")" -v t="$threads" \
-      'BEGIN {printf "threads %d: ours %.1f ms, pytorch %.1f ms: speed-up %.2fx (pytorch time / ours; above 1 means ours is faster)\n", t, a, b, b / a}'
+        -v peak="$(peak_gflops "$ours_out")" -v gflop="$(step_gflop "$ours_out")" \
+      'BEGIN {printf "threads %d: ours %.1f ms, pytorch %.1f ms: speed-up %.2fx (pytorch time / ours; above 1 means ours is faster)", t, a, b, b / a
+              if (peak > 0) printf "; of the limit: ours %.2f, pytorch %.2f", gflop / (a / 1e3) / (peak * t), gflop / (b / 1e3) / (peak * t)
+              printf "\n"}'
   done
   awk -v a="$(peak_mb "$ours_out")" -v b="$(peak_mb "$torch_out")" \
     'BEGIN {printf "peak resident memory: ours %.0f MB, pytorch %.0f MB: %.2f of pytorch'"'"'s\n", a, b, a / b}'
