@@ -1,11 +1,13 @@
 // Runs the real `pe` binary as a reader would, for the command-line tests.
 #pragma once
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #ifndef PE_BINARY
@@ -13,6 +15,19 @@
 #endif
 
 namespace pe_test {
+
+/// The tiny training run of the command-line tests: a few seconds, no figures.
+inline const std::string kTinyTrain =
+    "train --width 16 --ffn 32 --length 8 --batch 4 --steps 4 --warmup 1 --eval-every 2 "
+    "--eval-sequences 8 --quiet --no-figures";
+
+/// An empty folder `name` under the test's temporary directory (emptied if it exists).
+inline std::string fresh_dir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
 
 struct Outcome {
   int exit_code;  // -1 when the process died from a signal (a crash)
@@ -27,6 +42,15 @@ struct Outcome {
                          end - (start == std::string::npos ? 0 : start + 1) + 1);
   }
 };
+
+/// A refused command: a non-zero exit and one line of output that holds `fragment`
+/// (`what` names the case in a failure message).
+inline void expect_one_line_error(const Outcome& o, const std::string& fragment,
+                                  const std::string& what = "") {
+  EXPECT_GT(o.exit_code, 0) << what << ": " << o.output;
+  EXPECT_EQ(o.lines(), 1) << what << ": " << o.output;
+  EXPECT_NE(o.output.find(fragment), std::string::npos) << what << ": " << o.output;
+}
 
 /// `pe <args>` with stderr joined to stdout.
 inline Outcome run(const std::string& args) {

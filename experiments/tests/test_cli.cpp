@@ -15,6 +15,7 @@
 
 namespace {
 
+using pe_test::expect_one_line_error;
 using pe_test::Outcome;
 using pe_test::run;
 
@@ -27,12 +28,6 @@ std::string temp_dir(const std::string& name) {
 const char* kTinyRun =
     "train --width 16 --ffn 32 --length 8 --batch 4 --steps 4 --warmup 1 --eval-every 2 "
     "--eval-sequences 8 --quiet";
-
-void expect_one_line_error(const Outcome& o, const std::string& fragment) {
-  EXPECT_GT(o.exit_code, 0) << o.output;
-  EXPECT_EQ(o.lines(), 1) << o.output;
-  EXPECT_NE(o.output.find(fragment), std::string::npos) << o.output;
-}
 
 }  // namespace
 
@@ -48,7 +43,8 @@ TEST(Cli, TrainWritesEverythingAndEvalReadsTheCheckpoint) {
   const std::string dir = temp_dir("train");
   const Outcome o = run(std::string(kTinyRun) + " --out " + dir);
   ASSERT_EQ(o.exit_code, 0) << o.output;
-  for (const char* file : {"run.json", "history.csv", "checkpoint.agt", "attention.png", "curves.png"})
+  for (const char* file :
+       {"run.json", "history.csv", "checkpoint.agt", "attention.png", "curves.png"})
     EXPECT_TRUE(std::filesystem::exists(dir + "/" + file)) << file;
   std::ifstream json_file(dir + "/run.json");
   const auto run_json = nlohmann::json::parse(json_file);
@@ -66,7 +62,8 @@ TEST(Cli, TrainWritesEverythingAndEvalReadsTheCheckpoint) {
   EXPECT_EQ(heat.exit_code, 0) << heat.output;
   EXPECT_TRUE(std::filesystem::exists(dir + "/h.png"));
 
-  const Outcome plot = run("eval " + dir + "/checkpoint.agt --lengths 8,16,24 --plot " + dir + "/len.png");
+  const Outcome plot =
+      run("eval " + dir + "/checkpoint.agt --lengths 8,16,24 --plot " + dir + "/len.png");
   EXPECT_EQ(plot.exit_code, 0) << plot.output;
   EXPECT_TRUE(std::filesystem::exists(dir + "/len.png"));
 }
@@ -74,14 +71,16 @@ TEST(Cli, TrainWritesEverythingAndEvalReadsTheCheckpoint) {
 TEST(Cli, ResumeContinuesASavedRun) {
   const std::string dir = temp_dir("resume");
   ASSERT_EQ(run(std::string(kTinyRun) + " --no-figures --out " + dir + "/a").exit_code, 0);
-  const Outcome more = run("train --resume " + dir + "/a/checkpoint.agt --steps 6 --quiet --no-figures --out " + dir + "/b");
+  const Outcome more = run("train --resume " + dir +
+                           "/a/checkpoint.agt --steps 6 --quiet --no-figures --out " + dir + "/b");
   ASSERT_EQ(more.exit_code, 0) << more.output;
   std::ifstream json_file(dir + "/b/run.json");
   const auto run_json = nlohmann::json::parse(json_file);
   EXPECT_EQ(run_json["config"]["steps"], 6);
   EXPECT_EQ(run_json["history"].back()["step"], 6);
-  expect_one_line_error(run("train --resume " + dir + "/a/checkpoint.agt --steps 2 --quiet --out " + dir + "/c"),
-                        "done 4");
+  expect_one_line_error(
+      run("train --resume " + dir + "/a/checkpoint.agt --steps 2 --quiet --out " + dir + "/c"),
+      "done 4");
   // The configuration comes from the checkpoint: an option that would be ignored is refused.
   expect_one_line_error(
       run("train --resume " + dir + "/a/checkpoint.agt --layers 3 --quiet --out " + dir + "/d"),
@@ -111,7 +110,8 @@ TEST(Cli, TableReusesOnlyFinishedRunsWithTheSameConfiguration) {
   // Another configuration in the row's folder: refused before anything trains, naming what
   // differs, unless --overwrite.
   const Outcome refused = run(table + " --steps 4 --reuse");
-  expect_one_line_error(refused, "holds a finished run of another configuration (steps: 3 there, 4 here)");
+  expect_one_line_error(refused,
+                        "holds a finished run of another configuration (steps: 3 there, 4 here)");
   EXPECT_EQ(accuracy(), trained);
   const Outcome longer = run(table + " --steps 4 --reuse --overwrite");
   ASSERT_EQ(longer.exit_code, 0) << longer.output;
@@ -125,8 +125,10 @@ TEST(Cli, TableReusesOnlyFinishedRunsWithTheSameConfiguration) {
 // where the model runs, the learned table's own refusal where it has no row, in both files.
 TEST(Cli, TableLengthsEvaluatesEveryRowAtEveryLength) {
   const std::string dir = temp_dir("table_lengths");
-  const Outcome o = run("table --encodings learned,rope --tasks shiftk --steps 2 --lengths 32,64 "
-                        "--out " + dir);
+  const Outcome o =
+      run("table --encodings learned,rope --tasks shiftk --steps 2 --lengths 32,64 "
+          "--out " +
+          dir);
   // pe's one-line error first: a coursework stub's error names its task there.
   if (o.exit_code != 0) FAIL() << o.last_line() << "\n" << o.output;
   std::ifstream in(dir + "/lengths.json");
@@ -147,16 +149,16 @@ TEST(Cli, TableLengthsEvaluatesEveryRowAtEveryLength) {
   EXPECT_TRUE(rope64 >= 0 && rope64 <= 1) << rope64;
   ASSERT_EQ(table["table"].size(), 4u);  // header, rule, two rows
   EXPECT_EQ(table["table"][0], "| encoding | task | layers | 32 | 64 |");
-  EXPECT_EQ(table["table"][2].get<std::string>().rfind(
-                "| learned | shiftk | 1 | ", 0), 0u);
+  EXPECT_EQ(table["table"][2].get<std::string>().rfind("| learned | shiftk | 1 | ", 0), 0u);
   EXPECT_NE(table["table"][2].get<std::string>().find("| cannot run: table has 32 rows |"),
             std::string::npos);
   std::ifstream md(dir + "/lengths.md");
   const std::string markdown((std::istreambuf_iterator<char>(md)), {});
   EXPECT_NE(markdown.find("cannot run: table has 32 rows"), std::string::npos);
 
-  expect_one_line_error(run("table --encodings none --tasks shiftk --steps 2 --lengths 32,0 --out " +
-                            dir), "--lengths");
+  expect_one_line_error(
+      run("table --encodings none --tasks shiftk --steps 2 --lengths 32,0 --out " + dir),
+      "--lengths");
   expect_one_line_error(run("table --lengths 32,abc --out " + dir), "abc");
 }
 

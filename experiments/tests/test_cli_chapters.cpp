@@ -26,13 +26,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using pe_test::expect_one_line_error;
 using pe_test::Outcome;
 
 std::string temp_dir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "pe_chapters_" + name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  return pe_test::fresh_dir("pe_chapters_" + name);
 }
 
 // `program <args>` with stderr joined to stdout, as pe_test::run does for pe.
@@ -45,13 +43,6 @@ Outcome run_program(const std::string& program, const std::string& args) {
   const int status = pclose(pipe);
   outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return outcome;
-}
-
-void expect_one_line_error(const Outcome& o, const std::string& fragment,
-                           const std::string& what = "") {
-  EXPECT_GT(o.exit_code, 0) << what << ": " << o.output;
-  EXPECT_EQ(o.lines(), 1) << what << ": " << o.output;
-  EXPECT_NE(o.output.find(fragment), std::string::npos) << what << ": " << o.output;
 }
 
 }  // namespace

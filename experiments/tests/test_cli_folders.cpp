@@ -26,16 +26,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using pe_test::expect_one_line_error;
 using pe_test::Outcome;
 using pe_test::run;
 using pe_test::start;
 using pe_test::wait_for;
 
 std::string temp_dir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "pe_folders_" + name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  return pe_test::fresh_dir("pe_folders_" + name);
 }
 
 // A run of a fraction of a second; `steps` makes it as long as a test needs.
@@ -48,12 +46,6 @@ std::string tiny(int steps, int seed) {
 std::string read(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), {}};
-}
-
-void expect_one_line_error(const Outcome& o, const std::string& fragment) {
-  EXPECT_GT(o.exit_code, 0) << o.output;
-  EXPECT_EQ(o.lines(), 1) << o.output;
-  EXPECT_NE(o.output.find(fragment), std::string::npos) << o.output;
 }
 
 // Waits until the process `pid` holds the lock of `folder` (its pid is in the lock file).

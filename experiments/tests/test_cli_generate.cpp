@@ -13,14 +13,12 @@
 
 namespace {
 
+using pe_test::expect_one_line_error;
 using pe_test::Outcome;
 using pe_test::run;
 
 std::string temp_dir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "pe_cli_generate_" + name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
+  return pe_test::fresh_dir("pe_cli_generate_" + name);
 }
 
 // A two-layer character model trained for a few steps on sequences of 8: enough to have
@@ -28,12 +26,6 @@ std::string temp_dir(const std::string& name) {
 const char* kTinyCharRun =
     "train --task charlm --width 16 --heads 2 --layers 2 --ffn 32 --length 8 --batch 4 "
     "--steps 6 --warmup 1 --eval-every 6 --eval-sequences 8 --lr 0.01 --quiet --no-figures";
-
-void expect_one_line_error(const Outcome& o, const std::string& fragment) {
-  EXPECT_GT(o.exit_code, 0) << o.output;
-  EXPECT_EQ(o.lines(), 1) << o.output;
-  EXPECT_NE(o.output.find(fragment), std::string::npos) << o.output;
-}
 
 std::string train_char_model(const std::string& dir, const std::string& encoding,
                              const std::string& extra = "") {

@@ -14,26 +14,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using pe_test::expect_one_line_error;
 using pe_test::Outcome;
 using pe_test::run;
 
 std::string temp_dir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "pe_options_" + name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  return pe_test::fresh_dir("pe_options_" + name);
 }
 
-const std::string kTiny =
-    "train --width 16 --ffn 32 --length 8 --batch 4 --steps 4 --warmup 1 --eval-every 2 "
-    "--eval-sequences 8 --quiet --no-figures";
-
-void expect_one_line_error(const Outcome& o, const std::string& fragment,
-                           const std::string& what = "") {
-  EXPECT_GT(o.exit_code, 0) << what << ": " << o.output;
-  EXPECT_EQ(o.lines(), 1) << what << ": " << o.output;
-  EXPECT_NE(o.output.find(fragment), std::string::npos) << what << ": " << o.output;
-}
+const std::string& kTiny = pe_test::kTinyTrain;
 
 // A finished tiny run for the tests that read a checkpoint, one per test: ctest runs tests in
 // parallel, each in a process of its own, and two of them must not share a folder.

@@ -17,7 +17,6 @@
 #include <thread>
 
 #include "ag/io.hpp"
-
 #include "run_pe.hpp"
 
 namespace fs = std::filesystem;
@@ -29,15 +28,10 @@ using pe_test::run;
 using pe_test::start;
 
 std::string temp_dir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "pe_robust_" + name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  return pe_test::fresh_dir("pe_robust_" + name);
 }
 
-const std::string kTiny =
-    "train --width 16 --ffn 32 --length 8 --batch 4 --steps 4 --warmup 1 --eval-every 2 "
-    "--eval-sequences 8 --quiet --no-figures";
+const std::string& kTiny = pe_test::kTinyTrain;
 
 // Every tensor of two checkpoints, bit for bit (the metadata holds wall times, which differ).
 void expect_same_tensors(const std::string& a, const std::string& b) {
@@ -73,12 +67,15 @@ TEST(CliRobustness, BadInputsAreRefusedInOneLineBeforeAnyWork) {
       {"--seed -5", "--seed: expected a whole number from 0 to 18446744073709551615, got '-5'"},
       {"--eval-lengths 3", "evaluation length 3 is outside 5 .. 100000 (task shiftk)"},
       {"--eval-lengths 100000", "memory: evaluating at length 100000 needs about"},
-      {"--eval-lengths 200000", "--eval-lengths: expected a whole number from 1 to 100000, got '200000'"},
+      {"--eval-lengths 200000",
+       "--eval-lengths: expected a whole number from 1 to 100000, got '200000'"},
       {"--batch 100000 --width 256 --ffn 1024", "memory: training this configuration needs about"},
-      {"-e shaw --length 4096 --width 256 --ffn 1024", "memory: training this configuration needs about"},
+      {"-e shaw --length 4096 --width 256 --ffn 1024",
+       "memory: training this configuration needs about"},
       {"--layers 1000000", "--layers: expected a whole number from 1 to 64, got '1000000'"},
       {"--save-every -1", "--save-every"},
-      {"--max-length 1000000", "--max-length: expected a whole number from 0 to 100000, got '1000000'"},
+      {"--max-length 1000000",
+       "--max-length: expected a whole number from 0 to 100000, got '1000000'"},
       {"--task charlm --task-option corpus=/dev/zero", "is not a regular file"},
       {"--task charlm --task-option corpus=" + fifo, "is not a regular file"},
       {"--task charlm --task-option corpus=" + dir, "is not a regular file"},
@@ -89,7 +86,8 @@ TEST(CliRobustness, BadInputsAreRefusedInOneLineBeforeAnyWork) {
     for (const char* flag : {"--batch", "--steps", "--length", "--width", "--ffn"})
       if (bad.args.find(std::string(flag) + " ") != std::string::npos) {
         const auto at = args.find(std::string(flag) + " ");
-        if (at != std::string::npos) args.erase(at, args.find(' ', at + std::string(flag).size() + 1) - at);
+        if (at != std::string::npos)
+          args.erase(at, args.find(' ', at + std::string(flag).size() + 1) - at);
       }
     const std::string out = dir + "/run";
     const Outcome o = run(args + " " + bad.args + " --out " + out);
@@ -125,8 +123,10 @@ TEST(CliRobustness, CraftedCheckpointIsRefusedByEveryCommand) {
 // --lr 1e3 used to train on in NaN and write a checkpoint that could not be read back.
 TEST(CliRobustness, DivergenceStopsWithTheStepAndKeepsTheLastGoodCheckpoint) {
   const std::string dir = temp_dir("diverge");
-  const Outcome o = run("train --width 16 --ffn 32 --length 8 --batch 4 --steps 200 --warmup 0 "
-                        "--lr 1e3 --quiet --no-figures --save-every 2 --out " + dir);
+  const Outcome o =
+      run("train --width 16 --ffn 32 --length 8 --batch 4 --steps 200 --warmup 0 "
+          "--lr 1e3 --quiet --no-figures --save-every 2 --out " +
+          dir);
   EXPECT_EQ(o.exit_code, 1) << o.output;
   EXPECT_EQ(o.lines(), 1) << o.output;
   EXPECT_NE(o.output.find("training diverged at step "), std::string::npos) << o.output;
@@ -165,8 +165,7 @@ TEST(CliRobustness, KilledRunsResumeToTheUninterruptedResult) {
     ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
     expect_same_tensors(dir + "/straight/checkpoint.agt", out + "/checkpoint.agt");
     for (const auto& entry : fs::directory_iterator(out))  // the killed save's temporary is gone
-      EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos)
-          << entry.path();
+      EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos) << entry.path();
   }
   if (killed == 0) GTEST_SKIP() << "every run finished before it could be killed";
 }
@@ -181,10 +180,13 @@ TEST(CliRobustness, FullDiskAndReadOnlyFolderAreErrors) {
   fs::create_directories(readonly);
   if (mount("tmpfs", full.c_str(), "tmpfs", 0, "size=160k") != 0)
     GTEST_SKIP() << "cannot mount a small tmpfs here (needs root): " << std::strerror(errno);
-  const bool readonly_mounted = mount("tmpfs", readonly.c_str(), "tmpfs", MS_RDONLY, "size=16k") == 0;
+  const bool readonly_mounted =
+      mount("tmpfs", readonly.c_str(), "tmpfs", MS_RDONLY, "size=16k") == 0;
 
-  const Outcome o = run("train --width 64 --ffn 256 --length 8 --batch 4 --steps 2 --warmup 1 "
-                        "--quiet --no-figures --out " + full + "/run");
+  const Outcome o =
+      run("train --width 64 --ffn 256 --length 8 --batch 4 --steps 2 --warmup 1 "
+          "--quiet --no-figures --out " +
+          full + "/run");
   EXPECT_EQ(o.exit_code, 1) << o.output;
   EXPECT_EQ(o.lines(), 1) << o.output;
   EXPECT_NE(o.output.find("No space left on device"), std::string::npos) << o.output;

@@ -26,8 +26,8 @@ namespace {
 [[maybe_unused]] constexpr std::int64_t kParallelElements = 1 << 15;
 }  // namespace
 
-Tensor cross_entropy(const Tensor& logits, const Indices& targets, std::int64_t ignore_index) {
-  profile::Scope profile_scope("cross_entropy");
+std::int64_t counted_targets(const Tensor& logits, const Indices& targets,
+                             std::int64_t ignore_index) {
   check(logits.dim() == 2, "cross_entropy", "logits must be [N, V], got ",
         shape_string(logits.shape()));
   const std::int64_t N = logits.size(0), V = logits.size(1);
@@ -43,6 +43,13 @@ Tensor cross_entropy(const Tensor& logits, const Indices& targets, std::int64_t 
   }
   check(counted > 0, "cross_entropy", "every target is ignore_index (", ignore_index,
         "): nothing to average");
+  return counted;
+}
+
+Tensor cross_entropy(const Tensor& logits, const Indices& targets, std::int64_t ignore_index) {
+  profile::Scope profile_scope("cross_entropy");
+  const std::int64_t counted = counted_targets(logits, targets, ignore_index);  // checks first
+  const std::int64_t N = logits.size(0), V = logits.size(1);
 
   Tensor e = empty({N, V}, logits.dtype());  // exp(x - max), row by row
   Tensor sums = empty({N}, logits.dtype());  // the row sums of e

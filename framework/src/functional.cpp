@@ -106,24 +106,12 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
 }
 
 Tensor cross_entropy(const Tensor& logits, const Indices& targets, std::int64_t ignore_index) {
-  check(logits.dim() == 2, "cross_entropy", "logits must be [N, V], got ",
-        shape_string(logits.shape()));
+  const std::int64_t counted = counted_targets(logits, targets, ignore_index);
   const std::int64_t N = logits.size(0), V = logits.size(1);
-  check(static_cast<std::int64_t>(targets.values.size()) == N, "cross_entropy", "got ",
-        targets.values.size(), " targets for ", N, " rows of logits");
   // pick[n, v] = 1 at the target of row n (0 on ignored rows): the loss picks log p[n, target].
   std::vector<double> pick(static_cast<std::size_t>(N * V), 0.0);
-  std::int64_t counted = 0;
-  for (std::int64_t n = 0; n < N; ++n) {
-    const std::int64_t target = targets.values[n];
-    if (target == ignore_index) continue;
-    check(target >= 0 && target < V, "cross_entropy", "target ", target, " at row ", n,
-          " is outside [0, ", V, ")");
-    pick[n * V + target] = 1.0;
-    ++counted;
-  }
-  check(counted > 0, "cross_entropy", "every target is ignore_index (", ignore_index,
-        "): nothing to average");
+  for (std::int64_t n = 0; n < N; ++n)
+    if (targets.values[n] != ignore_index) pick[n * V + targets.values[n]] = 1.0;
   Tensor picked = mul(log_softmax(logits), from_vector(pick, {N, V}, logits.dtype()));
   return mul(sum(picked), -1.0 / double(counted));
 }

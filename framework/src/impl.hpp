@@ -2,6 +2,7 @@
 #pragma once
 #include <memory>
 
+#include "ag/ops.hpp"
 #include "ag/tape.hpp"
 #include "ag/tensor.hpp"
 #include "xtensor_compat.hpp"
@@ -75,5 +76,10 @@ auto xview(const Tensor& t) {
 std::int64_t normalize_axis(const char* op, std::int64_t axis, std::int64_t dim);
 /// Both operands must have the same dtype.
 void check_same_dtype(const char* op, const Tensor& a, const Tensor& b);
+/// cross_entropy's argument checks, shared by the fused op and its composite: logits [N, V],
+/// one target per row in [0, V) or ignore_index, at least one not ignored. Returns how many
+/// count.
+std::int64_t counted_targets(const Tensor& logits, const Indices& targets,
+                             std::int64_t ignore_index);
 
 }  // namespace ag
