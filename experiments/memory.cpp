@@ -32,9 +32,15 @@ double estimated_bytes(const TrainConfig& c, std::int64_t vocab, std::int64_t ev
   const double T = training ? double(c.length) : double(eval_length);
   const double B = training ? double(c.batch) : double(std::min<std::int64_t>(64, c.eval_sequences));
   // Per layer: about a dozen [B, T, C] tensors, three [B, T, F], and four [B, H, T, T] (scores,
-  // mask, softmax, weights); Shaw's encoding gathers two [T, T, D] tables and their products.
+  // mask, softmax, weights). Shaw adds a score-sized key term and its gradient, and with
+  // -o pairwise=true two [T, T, D] tensors and their gradients on top.
   double per_layer = B * T * (12 * C + 3 * F) + 4 * B * H * T * T;
-  if (c.encoding == "shaw") per_layer += 2 * T * T * D * 2;
+  if (c.encoding == "shaw") {
+    const auto pairwise = c.encoding_options.find("pairwise");
+    const bool builds_pairs = pairwise != c.encoding_options.end() &&
+                              (pairwise->second == "true" || pairwise->second == "1");
+    per_layer += 2 * B * H * T * T + (builds_pairs ? 2 * T * T * D * 2 : 0);
+  }
   const double activations = L * per_layer + 3 * B * T * V;  // logits, softmax, gradient
   // Training keeps every activation and its gradient; parameters, gradients, m and v.
   if (training) return kFloat * (4 * parameters + 2 * activations);

@@ -12,7 +12,7 @@ struct EncodingSpec;
 
 /// Bytes that training `config` (with a vocabulary of `vocab` tokens) needs: parameters with
 /// their gradients and Adam state, plus the activations of one step (attention scores
-/// B*H*T*T per layer, Shaw's [T, T, D] tables per layer), kept for the backward pass. When
+/// B*H*T*T per layer; Shaw's [T, T, D] tensors with -o pairwise=true), kept for the backward pass. When
 /// eval_length > 0, the figure for evaluating at that length instead (64 sequences at a
 /// time, no gradients). An estimate within a small factor, computed in floating point so
 /// that no product overflows.

@@ -20,12 +20,14 @@ void register_ch04_encodings() {
                      "04",
                      "Shaw et al.: learned vectors of the clipped distance j - i, added to keys "
                      "(in the scores) and to values",
-                     {"max_distance"},
+                     {"max_distance", "pairwise"},
                      [](const EncodingSpec& spec, ag::Rng&) {
                        const std::int64_t k =
                            integer_option(spec, "shaw", "max_distance", 16, 1, kLargestTableOption);
+                       // the [T, T, D] tensors of the formula as written: to measure their cost
+                       const bool pairwise = bool_option(spec, "shaw", "pairwise", false);
                        return std::make_shared<ShawEncoding>(k, head_width_of(spec, "shaw"), 0.02,
-                                                             spec.dtype);
+                                                             spec.dtype, pairwise);
                      }});
   register_encoding({"xl",
                      "04",

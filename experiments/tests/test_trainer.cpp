@@ -270,8 +270,11 @@ TEST(Trainer, MemoryEstimateRefusesWhatCannotFit) {
   EXPECT_GT(estimated_bytes(c, 30), small);
   c = tiny();
   c.encoding = "shaw";
-  c.length = 4096;  // two [T, T, D] tables per layer: gigabytes
-  EXPECT_GT(estimated_bytes(c, 30), 1e9);
+  c.length = 4096;
+  const double lean_shaw = estimated_bytes(c, 30);
+  EXPECT_GT(lean_shaw, 1e9);  // the scores of 16 sequences in 2 heads: gigabytes
+  c.encoding_options["pairwise"] = "true";  // and two [T, T, D] tensors per layer more
+  EXPECT_GT(estimated_bytes(c, 30), lean_shaw + 2 * 4096.0 * 4096 * 16 * 4);
   EXPECT_GT(estimated_bytes(tiny(), 30, 100000), 1e11);  // evaluating at 100000 tokens
 
   ::setenv("PE_MEMORY_LIMIT_BYTES", "1000", 1);

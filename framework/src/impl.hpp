@@ -15,6 +15,12 @@ struct Storage {
   Dtype dtype;
   xt::xtensor<float, 1> f32;
   xt::xtensor<double, 1> f64;
+  std::int64_t counted_bytes = 0;  // what empty() added to tensor_bytes().live
+
+  Storage() = default;
+  Storage(const Storage&) = delete;  // one count per buffer
+  Storage& operator=(const Storage&) = delete;
+  ~Storage();
 
   template <class T> T* data() {
     if constexpr (std::is_same_v<T, float>) return f32.data();

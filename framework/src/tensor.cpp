@@ -1,3 +1,4 @@
+#include <atomic>
 #include <cmath>
 #include <iomanip>
 #include <ostream>
@@ -6,6 +7,7 @@
 #include <malloc.h>
 #endif
 
+#include "ag/tensor_bytes.hpp"
 #include "impl.hpp"
 
 namespace ag {
@@ -79,7 +81,26 @@ const bool kKeepFreedMemory = [] {
 }();
 #endif
 
+std::atomic<std::int64_t> g_live_bytes{0}, g_peak_bytes{0};
+
+void count_allocation(std::int64_t bytes) {
+  const std::int64_t live = g_live_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  std::int64_t peak = g_peak_bytes.load(std::memory_order_relaxed);
+  while (live > peak && !g_peak_bytes.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
+  }
+}
+
 }  // namespace
+
+Storage::~Storage() { g_live_bytes.fetch_sub(counted_bytes, std::memory_order_relaxed); }
+
+TensorBytes tensor_bytes() {
+  return {g_live_bytes.load(std::memory_order_relaxed), g_peak_bytes.load(std::memory_order_relaxed)};
+}
+
+void reset_peak_tensor_bytes() {
+  g_peak_bytes.store(g_live_bytes.load(std::memory_order_relaxed), std::memory_order_relaxed);
+}
 
 Tensor empty(const Shape& shape, Dtype dtype) {
   for (auto extent : shape)
@@ -89,6 +110,8 @@ Tensor empty(const Shape& shape, Dtype dtype) {
   const auto n = static_cast<std::size_t>(numel(shape));
   if (dtype == Dtype::f32) storage->f32 = xt::xtensor<float, 1>::from_shape({n});
   else storage->f64 = xt::xtensor<double, 1>::from_shape({n});
+  storage->counted_bytes = static_cast<std::int64_t>(n * (dtype == Dtype::f32 ? 4 : 8));
+  count_allocation(storage->counted_bytes);
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = std::move(storage);
   impl->shape = shape;

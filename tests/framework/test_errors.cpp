@@ -56,6 +56,17 @@ TEST(Errors, ConcatMismatch) {
 TEST(Errors, EmbeddingIdOutOfRange) {
   expect_error([] { embedding(ones({5, 2}), Indices{{1, 5}, {2}}); }, {"embedding", "id 5", "5 rows"});
   expect_error([] { embedding(ones({5, 2}), Indices{{1, 2}, {3}}); }, {"embedding", "[3]"});
+  expect_error([] { gather_columns(ones({2, 3}), Indices{{0, 3}, {2, 1}}); },
+               {"gather_columns", "index 3", "row 1", "3 columns"});
+  expect_error([] { gather_columns(ones({2, 3}), Indices{{0, 1, 2}, {3, 1}}); },
+               {"gather_columns", "[3, 1]", "[2, 3]"});
+  expect_error([] { gather_columns(ones({3}), Indices{{0}, {1, 1}}); }, {"gather_columns", "[3]"});
+  expect_error([] { scatter_add_columns(ones({2, 2}), Indices{{0, 1, 4, 0}, {2, 2}}, 4); },
+               {"scatter_add_columns", "index 4", "row 1", "4 columns"});
+  expect_error([] { scatter_add_columns(ones({2, 2}), Indices{{0, 1, 1}, {1, 3}}, 4); },
+               {"scatter_add_columns", "[2, 2]", "[1, 3]"});
+  expect_error([] { scatter_add_columns(ones({2, 2}), Indices{{0, 1, 1, 0}, {2, 2}}, 0); },
+               {"scatter_add_columns", "width", "0"});
 }
 
 TEST(Errors, CrossEntropyTargets) {

@@ -196,6 +196,29 @@ TEST(OpGradcheck, EmbeddingWithRepeatedIds) {
   EXPECT_GRADCHECK([ids](const Inputs& v) { return embedding(v[0], ids); }, {table});
 }
 
+TEST(OpGradcheck, GatherAndScatterAddColumns) {
+  // a column picked twice in a row and a column never picked; a batch of [2, 3] leading axes
+  Indices index{{2, 0, 2, 1, 3, 3, 0, 1}, {2, 4}};
+  Tensor x = random_input({2, 3, 2, 5}, 41), y = random_input({2, 3, 2, 4}, 42);
+  EXPECT_GRADCHECK([index](const Inputs& v) { return gather_columns(v[0], index); }, {x});
+  EXPECT_GRADCHECK([index](const Inputs& v) { return scatter_add_columns(v[0], index, 5); }, {y});
+}
+
+TEST(OpGradcheck, GatherAndScatterAddColumnsExactValues) {
+  // rows i = 0, 1 of a [1, 2, 3] x: gather takes x[i, index[i, j]]; scatter adds y[i, j] into
+  // column index[i, j]
+  const Tensor x = from_vector({10, 11, 12, 20, 21, 22}, {1, 2, 3}, Dtype::f64);
+  const Indices index{{2, 2, 0, 1, 0, 1}, {2, 3}};
+  EXPECT_EQ(gather_columns(x, index).to_vector(), (std::vector<double>{12, 12, 10, 21, 20, 21}));
+  const Tensor y = from_vector({1, 2, 4, 8, 16, 32}, {1, 2, 3}, Dtype::f64);
+  EXPECT_EQ(scatter_add_columns(y, index, 4).to_vector(),
+            (std::vector<double>{4, 0, 3, 0, 16, 40, 0, 0}));
+  // each is the other's adjoint: <gather(a), b> = <a, scatter(b)> for any a, b
+  const Tensor a = random_input({3, 2, 3}, 43), b = random_input({3, 2, 3}, 44);
+  EXPECT_NEAR(sum(mul(gather_columns(a, index), b)).item(),
+              sum(mul(a, scatter_add_columns(b, index, 3))).item(), 1e-12);
+}
+
 TEST(OpGradcheck, SoftmaxFusedAndComposite) {
   Tensor x = random_input({2, 3, 5}, 27);
   EXPECT_GRADCHECK([](const Inputs& v) { return softmax(v[0]); }, {x});

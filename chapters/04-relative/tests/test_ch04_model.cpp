@@ -19,7 +19,7 @@ const char* const kEncodings[] = {"shaw", "xl", "t5"};
 TEST(Ch04Relative, RegisteredWithTheirOptions) {
   register_ch04_encodings();
   for (const auto& [name, options] : std::vector<std::pair<std::string, std::vector<std::string>>>{
-           {"shaw", {"max_distance"}},
+           {"shaw", {"max_distance", "pairwise"}},
            {"xl", {}},
            {"t5", {"buckets", "max_distance", "bidirectional"}}}) {
     bool found = false;
@@ -34,6 +34,9 @@ TEST(Ch04Relative, RegisteredWithTheirOptions) {
   auto shaw = std::dynamic_pointer_cast<ShawEncoding>(make_small("shaw"));
   ASSERT_TRUE(shaw);
   EXPECT_EQ(shaw->max_distance(), 16);  // the default
+  EXPECT_FALSE(shaw->pairwise());        // the lean terms unless asked
+  EXPECT_TRUE(std::dynamic_pointer_cast<ShawEncoding>(make_small("shaw", {{"pairwise", "true"}}))
+                  ->pairwise());
   auto t5 = std::dynamic_pointer_cast<T5Encoding>(make_small("t5"));
   ASSERT_TRUE(t5);
   EXPECT_EQ(t5->table.shape(), (ag::Shape{32, 2}));  // one table for all layers

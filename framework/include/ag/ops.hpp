@@ -97,5 +97,13 @@ struct Indices {
 /// Rows of table: table [V, C], ids [...] -> [..., C]. The gradient is scattered back into
 /// the rows that were used. Every id must lie in [0, V).
 Tensor embedding(const Tensor& table, const Indices& ids);
+/// One column per (row, slot), the same choice for every leading position: x [..., M, R] and
+/// index [M, N] with values in [0, R) -> [..., M, N], out[..., i, j] = x[..., i, index[i, j]].
+/// The gradient is scatter_add_columns of the incoming one (a column picked twice gets both).
+Tensor gather_columns(const Tensor& x, const Indices& index);
+/// The adjoint of gather_columns: x [..., M, N] and index [M, N] with values in [0, width)
+/// -> [..., M, width], out[..., i, r] = the sum of x[..., i, j] over the j with index[i, j] = r
+/// (0 where none). The gradient is gather_columns of the incoming one.
+Tensor scatter_add_columns(const Tensor& x, const Indices& index, std::int64_t width);
 
 }  // namespace ag
