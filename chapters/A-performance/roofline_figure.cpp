@@ -18,6 +18,9 @@ std::string label_placement(const std::string& kernel) {
   if (kernel == "gemm weight grad") return "right offset -0.8,-0.5";
   if (kernel == "gemm ffn expand") return "left offset 0.8,0.5";
   if (kernel == "gemm ffn contract") return "left offset 0.8,-0.5";
+  // the three small products sit close together: weights v above, scores below, head right
+  if (kernel == "gemm weights v") return "right offset -0.8,0.4";
+  if (kernel == "gemm scores q k^T") return "right offset -0.8,-0.4";
   return "left offset 0.8,0";
 }
 }  // namespace

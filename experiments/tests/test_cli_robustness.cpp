@@ -70,7 +70,7 @@ TEST(CliRobustness, BadInputsAreRefusedInOneLineBeforeAnyWork) {
       {"--eval-lengths 200000",
        "--eval-lengths: expected a whole number from 1 to 100000, got '200000'"},
       {"--batch 100000 --width 256 --ffn 1024", "memory: training this configuration needs about"},
-      {"-e shaw --length 4096 --width 256 --ffn 1024",
+      {"-e shaw -o pairwise=true --length 4096 --width 256 --ffn 1024",
        "memory: training this configuration needs about"},
       {"--layers 1000000", "--layers: expected a whole number from 1 to 64, got '1000000'"},
       {"--save-every -1", "--save-every"},
