@@ -12,7 +12,7 @@ namespace ag {
 
 namespace {
 
-// The sizes both ops share: x [..., M, from] with index [M, N], every index in [0, columns).
+// The sizes both ops share: x [..., M, x_columns] and index [M, N], every index in [0, columns).
 struct ColumnPlan {
   std::int64_t batch, rows, slots;  // leading positions, M, N
 };
@@ -46,7 +46,7 @@ void gather_rows(const T* x, const std::int64_t* index, const ColumnPlan& p, std
     }
 }
 
-// out must be zero; the slots of a row are added in order, so the sums do not depend on threads.
+// out must be zero. Each row adds its slots in their order, one thread: the same sums every run.
 template <class T>
 void scatter_add_rows(const T* x, const std::int64_t* index, const ColumnPlan& p,
                       std::int64_t width, T* out) {
