@@ -36,9 +36,9 @@ double estimated_bytes(const TrainConfig& c, std::int64_t vocab, std::int64_t ev
   // -o pairwise=true two [T, T, D] tensors and their gradients on top.
   double per_layer = B * T * (12 * C + 3 * F) + 4 * B * H * T * T;
   if (c.encoding == "shaw") {
-    const auto pairwise = c.encoding_options.find("pairwise");
-    const bool builds_pairs = pairwise != c.encoding_options.end() &&
-                              (pairwise->second == "true" || pairwise->second == "1");
+    EncodingSpec spec;  // read the option as the encoding will
+    spec.options = c.encoding_options;
+    const bool builds_pairs = bool_option(spec, "shaw", "pairwise", false);
     per_layer += 2 * B * H * T * T + (builds_pairs ? 2 * T * T * D * 2 : 0);
   }
   const double activations = L * per_layer + 3 * B * T * V;  // logits, softmax, gradient

@@ -50,7 +50,8 @@ ForwardCost forward_cost(const std::string& encoding, std::int64_t length,
     const Tensor logits = model.forward(ids);
     const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
     best.ms = std::min(best.ms, took.count());
-    best.tensors_mib = double(ag::tensor_bytes().peak - before) / (1024.0 * 1024.0);
+    best.tensors_mib =
+        std::max(best.tensors_mib, double(ag::tensor_bytes().peak - before) / (1024.0 * 1024.0));
   }
   return best;
 }
@@ -64,7 +65,13 @@ void memory_experiment(const std::string& dir) {
   const std::vector<std::string> labels{"none", "t5", "xl", "shaw", "shaw pairwise"};
   std::vector<pe::Series> times, memory;
   for (const auto& label : labels) times.push_back({label, {}, {}});
-  for (const std::string label : {"none", "shaw", "shaw pairwise"}) memory.push_back({label, {}, {}});
+  for (const std::string label : {"none", "shaw", "shaw pairwise"})
+    memory.push_back({label, {}, {}});
+  // the row of labels (and of cost below) that each memory series plots
+  std::vector<std::size_t> memory_row;
+  for (const auto& series : memory)
+    memory_row.push_back(
+        std::size_t(std::find(labels.begin(), labels.end(), series.label) - labels.begin()));
   std::printf("Forward pass of one sequence (C = D = 256, 1 layer): time, and the most tensor\n"
               "memory alive at once; Shaw's lean terms against its pairwise tensors:\n");
   std::printf("%6s %12s %9s %9s %9s %9s %10s %12s %12s %14s\n", "T", "[T,T,D] MiB", "none ms",
@@ -82,10 +89,9 @@ void memory_experiment(const std::string& dir) {
       times[e].x.push_back(double(T));
       times[e].y.push_back(cost[e].ms);
     }
-    const std::size_t shown[] = {0, 3, 4};  // none, shaw, shaw pairwise
-    for (std::size_t m = 0; m < 3; ++m) {
+    for (std::size_t m = 0; m < memory.size(); ++m) {
       memory[m].x.push_back(double(T));
-      memory[m].y.push_back(cost[shown[m]].tensors_mib);
+      memory[m].y.push_back(cost[memory_row[m]].tensors_mib);
     }
     std::printf("%6ld %12.1f %9.2f %9.2f %9.2f %9.2f %10.2f %12.2f %12.2f %14.2f\n", long(T),
                 pairwise_mib, cost[0].ms, cost[1].ms, cost[2].ms, cost[3].ms, cost[4].ms,
@@ -134,8 +140,8 @@ pe::Series learned_t5_bias(const std::string& run_dir, const std::string& label)
 
 // What --help says.
 constexpr const char* kAbout =
-    "Chapter 4: Shaw's terms with and without pairwise tensors, Shaw's index and T5's buckets, then "
-    "the reference model trained with shaw, xl and t5.";
+    "Chapter 4: Shaw's terms with and without pairwise tensors, Shaw's index and T5's buckets, "
+    "then the reference model trained with shaw, xl and t5.";
 
 void run(const pe::ChapterOptions& options) {
   index_and_bucket_figure(options.out + "/index_and_buckets.png");
