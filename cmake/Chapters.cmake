@@ -12,8 +12,8 @@ function(pe_chapter_tests chapter)
   endif()
   add_executable(${chapter}_tests ${ARGN})
   target_link_libraries(${chapter}_tests PRIVATE ${chapter} GTest::gtest_main)
-  if(TARGET pe_testing)  # the shared test helpers, from chapter 1 on
-    target_link_libraries(${chapter}_tests PRIVATE pe_testing)
+  if(TARGET ch01_testing)  # the shared test helpers, from chapter 1 on
+    target_link_libraries(${chapter}_tests PRIVATE ch01_testing)
   endif()
   gtest_discover_tests(${chapter}_tests PROPERTIES LABELS ${chapter} DISCOVERY_TIMEOUT 60)
 endfunction()
@@ -25,7 +25,7 @@ function(pe_register_encodings chapter function)
   set_property(GLOBAL APPEND PROPERTY PE_ENCODING_REGISTRARS "${chapter}:${function}")
 endfunction()
 
-# pe_link_experiment_bench(target last): links `target` to the experiment bench (pe_run:
+# pe_link_experiment_bench(target last): links `target` to the experiment bench (lab_run:
 # tasks, trainer, runs, figures) and gives it its own register_chapter_encodings(),
 # generated to call the registration functions of chapters 02..last only, and links those
 # chapters. So chapter N's experiment holds chapters 0..N and none after them, and `pe`
@@ -48,9 +48,9 @@ function(pe_link_experiment_bench target last)
     endif()
   endforeach()
   set(registry ${PROJECT_BINARY_DIR}/chapter_registry/${target}.cpp)
-  configure_file(${PROJECT_SOURCE_DIR}/experiments/chapter_registry.cpp.in ${registry} @ONLY)
+  configure_file(${PROJECT_SOURCE_DIR}/lab/chapter_registry.cpp.in ${registry} @ONLY)
   target_sources(${target} PRIVATE ${registry})
-  target_link_libraries(${target} PRIVATE pe_run ${chapters})
+  target_link_libraries(${target} PRIVATE lab_run ${chapters})
 endfunction()
 
 file(GLOB pe_chapter_dirs RELATIVE ${PROJECT_SOURCE_DIR}/chapters ${PROJECT_SOURCE_DIR}/chapters/[0-9][0-9]-*)
@@ -60,7 +60,7 @@ foreach(dir IN LISTS pe_chapter_dirs)
   math(EXPR number "${number}")
   if(number LESS_EQUAL PE_LAST_CHAPTER AND EXISTS ${PROJECT_SOURCE_DIR}/chapters/${dir}/CMakeLists.txt)
     add_subdirectory(chapters/${dir})
-    # Every chapter's program reads its command line through tools/cli: --help works, and an
+    # Every chapter's program reads its command line through base: --help works, and an
     # unknown option stops it (exit status 2) before it does anything.
     string(SUBSTRING "${dir}" 0 2 two_digits)
     set(program ch${two_digits}_experiment)

@@ -23,7 +23,7 @@ set(PE_XTENSOR_SHA256 2c150d6a59e4c17ff8a6eb4f20a6ea264b195b2425bfd76072abb09166
 set(PE_STB_COMMIT 013ac3beddff3dbffafd5177e7972067cd2b5083)        # stb_image.h, 2024-05-31
 set(PE_GOOGLETEST_COMMIT 52eb8108c5bdec04579160ae17225d66034bd723) # googletest v1.17.0
 # The oldest releases the sources are written for (DESIGN.md: xsimd 8.1 to 14.x, xtensor 0.24
-# to 0.27, xtl 0.7 to 0.8; framework/kernels/xsimd_compat.hpp absorbs their differences).
+# to 0.27, xtl 0.7 to 0.8; ag/kernels/xsimd_compat.hpp absorbs their differences).
 set(PE_XSIMD_OLDEST 8.1)
 set(PE_XTENSOR_OLDEST 0.24)
 # [pinned]
@@ -128,7 +128,7 @@ endif()
 message(STATUS "xsimd ${xsimd_VERSION}, xtensor ${xtensor_VERSION}, xtl ${xtl_VERSION}: "
                "from ${PE_MATH_LIBRARIES_FROM}")
 # The framework checks at compile time that the headers it sees are these releases
-# (framework/src/library_versions.cpp): a stray copy elsewhere on the include path fails there.
+# (ag/src/library_versions.cpp): a stray copy elsewhere on the include path fails there.
 set(PE_XSIMD_FOUND_VERSION ${xsimd_VERSION})
 set(PE_XTENSOR_FOUND_VERSION ${xtensor_VERSION})
 set(PE_XTL_FOUND_VERSION ${xtl_VERSION})
@@ -194,7 +194,7 @@ if(PE_BUILD_TESTS)
 
   # stb_image decodes the PNG files the figure tests draw: a single header (Debian and Arch
   # ship it in stb/, Fedora as stb_image-devel), its implementation compiled once in
-  # experiments/tests/stb_image.cpp.
+  # lab/tests/stb_image.cpp.
   pe_fetched(stb fetch_stb)
   if(NOT fetch_stb)
     find_path(PE_STB_INCLUDE_DIR stb_image.h PATH_SUFFIXES stb)
@@ -213,7 +213,7 @@ if(PE_BUILD_TESTS)
 endif()
 
 # ---- Benchmarks: optional ---------------------------------------------------------------------
-# bench/ compares with a BLAS and uses Google Benchmark; without them it is left out, with one
+# programs/bench/ compares with a BLAS and uses Google Benchmark; without them it is left out, with one
 # line here (nothing the README's two commands need lives there).
 if(PE_BUILD_BENCH)
   find_package(benchmark QUIET)

@@ -21,7 +21,7 @@ add_compile_options(-ffp-contract=off)
 
 if(PE_ARCH STREQUAL "auto")
   # The default: the program is compiled for the target's baseline and the kernels once per
-  # instruction set, chosen at run time (framework/CMakeLists.txt).
+  # instruction set, chosen at run time (ag/CMakeLists.txt).
 elseif(PE_ARCH STREQUAL "avx2")
   # Expert options: one instruction set, fixed at compile time, for everything.
   add_compile_options(-mavx2 -mfma)

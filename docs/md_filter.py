@@ -18,8 +18,8 @@ these, so this filter rewrites a page on its way into Doxygen and leaves the fil
 - The page gets its label on its first heading and, when it is a chapter, links to the
   previous and the next chapter.
 - A live figure's marker, <!-- live-figure: NAME --> on a line of its own (invisible on a
-  forge), becomes the figure's place in the page and loads the live pages' scripts (web/page,
-  copied into the site's live/ folder by web/install_live.py): the first marker of a page
+  forge), becomes the figure's place in the page and loads the live pages' scripts (programs/web/page,
+  copied into the site's live/ folder by programs/web/install_live.py): the first marker of a page
   loads the shared ones, each marker its own figures/NAME.js.
 
 Usage: md_filter.py [--book BOOK.json] FILE   (writes the filtered page to stdout)
@@ -301,7 +301,7 @@ def note_anchor(page_label, name):
 # --- live figures ------------------------------------------------------------------------------
 
 LIVE_MARKER = re.compile(r"^<!--\s*live-figure:\s*([a-z0-9_-]+)\s*-->$")
-# What every page with a live figure loads once, in order (web/page/README.md says what each
+# What every page with a live figure loads once, in order (programs/web/page/README.md says what each
 # one does); `defer` runs them after the page is parsed, before its figures start.
 LIVE_SHARED = ('<link rel="stylesheet" href="live/live.css"/>\n'
                '<script defer src="live/module.js"></script>\n'

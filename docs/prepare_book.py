@@ -3,7 +3,7 @@
 
 Writes into OUT:
 - book.json: the pages in reading order (the top README, chapters/NN-*/README.md by number,
-  the appendices chapters/A-*/README.md, experiments/README.md, then the coursework pages
+  the appendices chapters/A-*/README.md, lab/README.md, then the coursework pages
   docs/coursework/*.md) for md_filter.py;
 - pages.doxy: Doxygen's INPUT for those pages, included by the Doxyfile;
 - images/: every figure a page shows (![...](figures/x.png)), under the name md_filter.py
@@ -46,9 +46,9 @@ def book_pages(root):
         label = "ch" + folder.split("-")[0]
         pages.append({"path": os.path.relpath(path, root).replace(os.sep, "/"), "label": label,
                       "title": title_of(path), "chapter": True})
-    experiments = os.path.join(root, "experiments", "README.md")
+    experiments = os.path.join(root, "lab", "README.md")
     if os.path.exists(experiments):
-        pages.append({"path": "experiments/README.md", "label": "experiments_bench",
+        pages.append({"path": "lab/README.md", "label": "experiments_bench",
                       "title": title_of(experiments), "chapter": False})
     for path in coursework_pages(root):
         name = os.path.splitext(os.path.basename(path))[0]
@@ -65,9 +65,9 @@ def coursework_pages(root):
 
 
 def header_folders(root):
-    folders = [os.path.join(root, "docs", "namespaces.dox"), os.path.join(root, "framework", "include", "ag")]
+    folders = [os.path.join(root, "docs", "namespaces.dox"), os.path.join(root, "ag")]
     folders += [os.path.dirname(p) for p in sorted(glob.glob(os.path.join(root, "chapters", "*", "*.hpp")))]
-    folders.append(os.path.join(root, "experiments"))
+    folders.append(os.path.join(root, "lab"))
     return list(dict.fromkeys(folders))
 
 

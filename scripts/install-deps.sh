@@ -99,7 +99,7 @@ install-deps: no apt, dnf, pacman or brew here. Install with your system's tools
   CLI11 and nlohmann_json (headers), GoogleTest (for the tests);
   optional: xsimd, xtensor and xtl (fetched by CMake when missing), OpenMP (one thread
   without it), gnuplot (figures), Graphviz and Doxygen (the book), Google Benchmark and a
-  BLAS (bench/).
+  BLAS (programs/bench/).
 Then: cmake --preset default && cmake --build --preset default && ctest --preset default
 EOF
   exit 1

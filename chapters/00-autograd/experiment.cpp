@@ -18,10 +18,10 @@
 #include "ag/files.hpp"
 #include "ag/graphviz.hpp"
 #include "ag/optim.hpp"
-#include "command_line.hpp"
-#include "folder_lock.hpp"
-#include "mlp.hpp"
-#include "spirals.hpp"
+#include "base/command_line.hpp"
+#include "base/folder_lock.hpp"
+#include "chapters/00-autograd/mlp.hpp"
+#include "chapters/00-autograd/spirals.hpp"
 
 namespace {
 

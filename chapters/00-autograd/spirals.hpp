@@ -7,7 +7,7 @@
 
 #include "ag/functional.hpp"
 #include "ag/random.hpp"
-#include "mlp.hpp"
+#include "chapters/00-autograd/mlp.hpp"
 
 namespace ch00 {
 

@@ -1,4 +1,4 @@
-#include "attention.hpp"
+#include "chapters/01-attention/attention.hpp"
 
 #include <cmath>
 #include <limits>

@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "ag/nn.hpp"
-#include "positional_encoding.hpp"
+#include "chapters/01-attention/positional_encoding.hpp"
 
 namespace pe {
 

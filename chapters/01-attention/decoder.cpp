@@ -1,4 +1,4 @@
-#include "decoder.hpp"
+#include "chapters/01-attention/decoder.hpp"
 
 #include <utility>
 

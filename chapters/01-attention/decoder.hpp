@@ -4,7 +4,7 @@
 #include <memory>
 #include <vector>
 
-#include "attention.hpp"
+#include "chapters/01-attention/attention.hpp"
 
 namespace pe {
 

@@ -1,4 +1,4 @@
-#include "encoding_registry.hpp"
+#include "chapters/01-attention/encoding_registry.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -36,6 +36,19 @@ void register_encoding(EncodingEntry entry) {
     return;
   }
   entries().push_back(std::move(entry));
+}
+
+void add_encoding_options(const std::string& name, const std::vector<std::string>& options) {
+  for (auto& entry : entries()) {
+    if (entry.name != name) continue;
+    for (const std::string& option : options)
+      if (std::find(entry.option_names.begin(), entry.option_names.end(), option) ==
+          entry.option_names.end())
+        entry.option_names.push_back(option);
+    return;
+  }
+  throw ag::Error("add_encoding_options: unknown encoding '" + name + "' (known: " +
+                  known_names() + ")");
 }
 
 std::shared_ptr<PositionalEncoding> make_encoding(const std::string& name,

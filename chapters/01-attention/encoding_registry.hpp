@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "decoder.hpp"
+#include "chapters/01-attention/decoder.hpp"
 
 namespace pe {
 
@@ -37,6 +37,10 @@ struct EncodingEntry {
 /// programs and tests call register functions without keeping count; a different entry under
 /// a name already taken is an error.
 void register_encoding(EncodingEntry entry);
+/// For a later chapter that extends an encoding (chapter 8's scaling rules extend chapter 5's
+/// "rope"): `name` accepts `options` too from now on (its factory must read them). Options it
+/// already has are left as they are; an unknown name is an error.
+void add_encoding_options(const std::string& name, const std::vector<std::string>& options);
 /// Builds a registered encoding. An unknown name, or an option the encoding does not know,
 /// is an error that lists what is known.
 std::shared_ptr<PositionalEncoding> make_encoding(const std::string& name,

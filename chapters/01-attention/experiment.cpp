@@ -8,9 +8,9 @@
 #include <iostream>
 #include <string>
 
-#include "command_line.hpp"
-#include "decoder.hpp"
-#include "permutation.hpp"
+#include "base/command_line.hpp"
+#include "chapters/01-attention/decoder.hpp"
+#include "chapters/01-attention/permutation.hpp"
 
 using ag::Tensor;
 

@@ -9,11 +9,11 @@
 #include <iostream>
 #include <string>
 
-#include "chapter_options.hpp"
-#include "chapter_registry.hpp"
-#include "figures.hpp"
-#include "reference_runs.hpp"
-#include "sinusoidal.hpp"
+#include "lab/chapter_options.hpp"
+#include "lab/chapter_registry.hpp"
+#include "lab/figures.hpp"
+#include "lab/reference_runs.hpp"
+#include "chapters/02-sinusoidal/sinusoidal.hpp"
 
 using ag::Tensor;
 

@@ -1,8 +1,8 @@
-#include "sinusoidal.hpp"
+#include "chapters/02-sinusoidal/sinusoidal.hpp"
 
 #include <cmath>
 
-#include "encoding_registry.hpp"
+#include "chapters/01-attention/encoding_registry.hpp"
 
 namespace pe {
 

@@ -10,11 +10,11 @@
 #include <string>
 
 #include "ag/random.hpp"
-#include "chapter_options.hpp"
-#include "chapter_registry.hpp"
-#include "figures.hpp"
-#include "learned.hpp"
-#include "reference_runs.hpp"
+#include "lab/chapter_options.hpp"
+#include "lab/chapter_registry.hpp"
+#include "lab/figures.hpp"
+#include "chapters/03-learned/learned.hpp"
+#include "lab/reference_runs.hpp"
 
 using ag::Tensor;
 

@@ -1,7 +1,7 @@
-#include "learned.hpp"
+#include "chapters/03-learned/learned.hpp"
 
 #include "ag/random.hpp"
-#include "encoding_registry.hpp"
+#include "chapters/01-attention/encoding_registry.hpp"
 
 namespace pe {
 

@@ -13,12 +13,12 @@
 #include <utility>
 
 #include "ag/tensor_bytes.hpp"
-#include "chapter_options.hpp"
-#include "chapter_registry.hpp"
-#include "encoding_registry.hpp"
-#include "figures.hpp"
-#include "reference_runs.hpp"
-#include "relative_encodings.hpp"
+#include "lab/chapter_options.hpp"
+#include "lab/chapter_registry.hpp"
+#include "chapters/01-attention/encoding_registry.hpp"
+#include "lab/figures.hpp"
+#include "lab/reference_runs.hpp"
+#include "chapters/04-relative/relative_encodings.hpp"
 
 using ag::Tensor;
 

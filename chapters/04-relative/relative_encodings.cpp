@@ -1,6 +1,6 @@
-#include "relative_encodings.hpp"
+#include "chapters/04-relative/relative_encodings.hpp"
 
-#include "encoding_registry.hpp"
+#include "chapters/01-attention/encoding_registry.hpp"
 
 namespace pe {
 

@@ -1,8 +1,8 @@
 // Chapter 4's three relative encodings, registered under "shaw", "xl" and "t5".
 #pragma once
-#include "shaw.hpp"
-#include "t5_bias.hpp"
-#include "transformer_xl.hpp"
+#include "chapters/04-relative/shaw.hpp"
+#include "chapters/04-relative/t5_bias.hpp"
+#include "chapters/04-relative/transformer_xl.hpp"
 
 namespace pe {
 

@@ -1,4 +1,4 @@
-#include "shaw.hpp"
+#include "chapters/04-relative/shaw.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "t5_bias.hpp"
+#include "chapters/04-relative/t5_bias.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "positional_encoding.hpp"
+#include "chapters/01-attention/positional_encoding.hpp"
 
 namespace pe {
 

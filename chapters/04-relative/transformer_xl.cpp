@@ -1,11 +1,11 @@
-#include "transformer_xl.hpp"
+#include "chapters/04-relative/transformer_xl.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <utility>
 
-#include "sinusoidal.hpp"
+#include "chapters/02-sinusoidal/sinusoidal.hpp"
 
 namespace pe {
 

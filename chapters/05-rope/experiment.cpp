@@ -8,11 +8,11 @@
 #include <iostream>
 #include <string>
 
-#include "chapter_registry.hpp"
-#include "chapter_options.hpp"
-#include "figures.hpp"
-#include "rope.hpp"
-#include "reference_runs.hpp"
+#include "lab/chapter_registry.hpp"
+#include "lab/chapter_options.hpp"
+#include "lab/figures.hpp"
+#include "chapters/05-rope/rope.hpp"
+#include "lab/reference_runs.hpp"
 
 using ag::Tensor;
 

@@ -1,8 +1,9 @@
-#include "rope.hpp"
+#include "chapters/05-rope/rope.hpp"
 
+#include <algorithm>
 #include <cmath>
 
-#include "encoding_registry.hpp"
+#include "chapters/01-attention/encoding_registry.hpp"
 
 namespace pe {
 
@@ -136,13 +137,20 @@ std::int64_t rotary_width(std::int64_t head_width, const RotaryOptions& options)
             "floor(fraction * D) = floor(", options.fraction, " * ", head_width, ") = ", width,
             " must be even and positive: coordinates are rotated in pairs");
   ag::check(options.base > 1, "rope", "base must be greater than 1, got ", options.base);
-  check_rope_scaling(options.scaling);
-  const RopeScaling method = options.scaling.method;
-  ag::check(width > 2 || (method != RopeScaling::ntk && method != RopeScaling::dynamic), "rope",
-            "scaling=", rope_scaling_name(method), " changes base by s^(d/(d-2)): it needs a ",
-            "rotated width d above 2, got ", width);
+  if (options.rule) options.rule->check_width(width);
   return width;
 }
+
+namespace {
+
+// theta_i as trained, or as chapter 8's rule changes them for a pass over `length` positions.
+std::vector<double> frequencies_in_force(const RotaryOptions& options, std::int64_t dim,
+                                         std::int64_t length) {
+  if (!options.rule) return rope_frequencies(dim, options.base);
+  return options.rule->frequencies(dim, options.base, length);
+}
+
+}  // namespace
 
 RotaryPositions::RotaryPositions(std::int64_t head_width, RotaryOptions options)
     : head_width_(head_width),
@@ -159,13 +167,12 @@ std::pair<Tensor, Tensor> RotaryPositions::rotate(const Tensor& q, const Tensor&
   // They cost L * d/2 cosines and sines, little beside the products of attention. A scaling
   // rule (chapter 8) changes the frequencies; dynamic NTK chooses them by L.
   const std::int64_t length = offset + q.size(2);
-  const std::vector<double> theta =
-      scaled_rope_frequencies(rotated_width_, options_.base, options_.scaling, length);
+  const std::vector<double> theta = frequencies_in_force(options_, rotated_width_, length);
   const auto [cos, sin] = rope_tables(length, theta, q.dtype());
   const Tensor q_turned = apply_rotary(q, offset, cos, sin, options_.layout);
   const Tensor k_turned = apply_rotary(k, offset, cos, sin, options_.layout);
   // YaRN's temperature: q and k each times 0.1 ln s + 1, so the scores times its square
-  const double factor = rope_attention_factor(options_.scaling, length);
+  const double factor = options_.rule ? options_.rule->attention_factor(length) : 1.0;
   if (factor == 1) return {q_turned, k_turned};
   return {ag::mul(q_turned, factor), ag::mul(k_turned, factor)};
 }
@@ -182,61 +189,48 @@ std::shared_ptr<AttentionPositions> RotaryEncoding::make_attention_part(ag::Rng&
 }
 
 std::vector<std::pair<std::string, Tensor>> RotaryEncoding::inspect(std::int64_t length) const {
-  const std::vector<double> theta =
-      scaled_rope_frequencies(rotated_width_, options_.base, options_.scaling, length);
+  const std::vector<double> theta = frequencies_in_force(options_, rotated_width_, length);
   const auto [cos, sin] = rope_tables(length, theta, ag::Dtype::f64);
   const Tensor unit =
       ag::full({1, length, head_width_}, 1.0 / std::sqrt(double(head_width_)), ag::Dtype::f64);
   const Tensor example =
       ag::reshape(apply_rotary(unit, 0, cos, sin, options_.layout), {length, head_width_});
-  const RopeScalingOptions& scaling = options_.scaling;
+  const RopeFrequencyRule* rule = options_.rule.get();
   return {{"cos", cos},
           {"sin", sin},
           {"rotated_example", example},
           {"frequencies", ag::from_vector(theta, {rotated_width_ / 2}, ag::Dtype::f64)},
-          {"scale", ag::from_vector({rope_scale_at(scaling, length)}, {1}, ag::Dtype::f64)},
+          {"scale", ag::from_vector({rule ? rule->scale_at(length) : 1.0}, {1}, ag::Dtype::f64)},
           {"attention_factor",
-           ag::from_vector({rope_attention_factor(scaling, length)}, {1}, ag::Dtype::f64)}};
+           ag::from_vector({rule ? rule->attention_factor(length) : 1.0}, {1}, ag::Dtype::f64)}};
 }
 
-RopeScalingOptions rope_scaling_options(const EncodingSpec& spec) {
-  RopeScalingOptions scaling;
-  const auto given = [&](const char* key) { return spec.options.count(key) > 0; };
-  if (given("scaling")) scaling.method = rope_scaling_from(spec.options.at("scaling"));
-  scaling.scale = number_option(spec, "rope", "scale", scaling.scale);
-  scaling.train_length =
-      integer_option(spec, "rope", "train_length", scaling.train_length, 1, kLargestTableOption);
-  scaling.alpha = number_option(spec, "rope", "alpha", scaling.alpha);
-  scaling.beta = number_option(spec, "rope", "beta", scaling.beta);
-  // An option that the chosen rule would ignore is refused: it is a mistake in a command line.
-  const RopeScaling m = scaling.method;
-  const std::string rule = "scaling=" + rope_scaling_name(m);
-  const bool uses_scale =
-      m == RopeScaling::linear || m == RopeScaling::ntk || m == RopeScaling::yarn;
-  const bool uses_length = m == RopeScaling::dynamic || m == RopeScaling::yarn;
-  ag::check(!uses_scale || given("scale"), "rope", rule, " needs scale=S (S >= 1: how many ",
-            "times the training length to reach)");
-  ag::check(uses_scale || !given("scale"), "rope", "option scale does nothing with ", rule,
-            m == RopeScaling::dynamic ? " (it computes s = max(1, L / train_length))"
-                                      : " (linear, ntk and yarn take it)");
-  ag::check(uses_length || !given("train_length"), "rope", "option train_length does nothing ",
-            "with ", rule, " (dynamic and yarn take it)");
-  for (const char* key : {"alpha", "beta"})
-    ag::check(m == RopeScaling::yarn || !given(key), "rope", "option ", key, " does nothing with ",
-              rule, " (yarn takes it)");
-  check_rope_scaling(scaling);
-  return scaling;
+namespace {
+
+// The options of "rope" that a later chapter added, and how it reads them (extend_rope).
+struct RopeExtension {
+  std::vector<std::string> option_names;
+  RopeRuleReader read;
+};
+
+RopeExtension& rope_extension() {
+  static RopeExtension extension;
+  return extension;
 }
+
+}  // namespace
 
 void register_ch05_encodings() {
+  std::vector<std::string> options = {"base", "layout", "fraction"};
+  for (const std::string& name : rope_extension().option_names) options.push_back(name);
   register_encoding(
       {"rope",
        "05",
        "rotary: q and k turned by position-proportional angles, so q.k depends on n - m",
-       {"base", "layout", "fraction", "scaling", "scale", "train_length", "alpha", "beta"},
+       options,
        [](const EncodingSpec& spec, ag::Rng&) {
          RotaryOptions options;
-         options.scaling = rope_scaling_options(spec);
+         if (rope_extension().read) options.rule = rope_extension().read(spec);
          options.base = number_option(spec, "rope", "base", options.base);
          options.fraction = number_option(spec, "rope", "fraction", options.fraction);
          if (auto it = spec.options.find("layout"); it != spec.options.end())
@@ -246,6 +240,17 @@ void register_ch05_encodings() {
                    " heads");
          return std::make_shared<RotaryEncoding>(spec.model.width / spec.model.heads, options);
        }});
+}
+
+void extend_rope(const std::vector<std::string>& option_names, RopeRuleReader read) {
+  register_ch05_encodings();
+  RopeExtension& extension = rope_extension();
+  for (const std::string& name : option_names)
+    if (std::find(extension.option_names.begin(), extension.option_names.end(), name) ==
+        extension.option_names.end())
+      extension.option_names.push_back(name);
+  extension.read = std::move(read);
+  add_encoding_options("rope", option_names);
 }
 
 }  // namespace pe

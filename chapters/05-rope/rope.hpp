@@ -3,13 +3,13 @@
 // the positions only through n - m.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "positional_encoding.hpp"
-#include "rope_scaling.hpp"
+#include "chapters/01-attention/positional_encoding.hpp"
 
 namespace pe {
 
@@ -50,17 +50,34 @@ ag::Tensor apply_rotary(const ag::Tensor& x, std::int64_t offset, const ag::Tens
 /// permuting and then rotating in the other layout.
 std::vector<std::int64_t> adjacent_to_half_permutation(std::int64_t head_width, std::int64_t dim);
 
+/// A rule that changes RoPE's frequencies for a pass over `length` positions: the hook through
+/// which chapter 8's context extension (linear, NTK, dynamic NTK, YaRN: rope_scaling.hpp) turns
+/// RoPE without this chapter knowing it. RoPE itself has no rule: theta_i as trained.
+class RopeFrequencyRule {
+ public:
+  virtual ~RopeFrequencyRule() = default;
+  /// The frequencies theta'_i, i = 0 .. dim/2-1, for a rotated width dim and base.
+  virtual std::vector<double> frequencies(std::int64_t dim, double base,
+                                          std::int64_t length) const = 0;
+  /// What q and k are multiplied by after their rotation (YaRN's temperature; 1 for most).
+  virtual double attention_factor(std::int64_t length) const = 0;
+  /// The scale s in force (inspect shows it).
+  virtual double scale_at(std::int64_t length) const = 0;
+  /// An ag::Error unless the rule can run on this rotated width (NTK needs d > 2).
+  virtual void check_width(std::int64_t rotated_width) const = 0;
+};
+
 /// The options of `pe train --encoding rope`.
 struct RotaryOptions {
   double base = 10000;                           ///< theta_i = base^(-2i/d)
   RotaryLayout layout = RotaryLayout::adjacent;  ///< which coordinates pair up
   double fraction = 1.0;  ///< rotate the first fraction * D coordinates (GPT-NeoX's rotary_pct)
-  RopeScalingOptions scaling = {};  ///< a rule to reach past the training length (chapter 8)
+  /// A rule to reach past the training length (chapter 8); none: the trained frequencies.
+  std::shared_ptr<const RopeFrequencyRule> rule;
 };
 
 /// The rotated width d = floor(fraction * D) of a head of width D; an ag::Error unless d is even
-/// and positive, fraction lies in (0, 1], base > 1 and the scaling options make sense
-/// (check_rope_scaling; NTK scaling needs d > 2).
+/// and positive, fraction lies in (0, 1], base > 1 and the rule, if any, accepts d.
 std::int64_t rotary_width(std::int64_t head_width, const RotaryOptions& options);
 
 /// RoPE's part in each attention layer, through the rotate hook. No parameters: every layer
@@ -101,12 +118,17 @@ class RotaryEncoding : public PositionalEncoding {
   RotaryOptions options_;
 };
 
-/// The scaling options of a "rope" spec: scaling=none|linear|ntk|dynamic|yarn, scale=S
-/// (linear, ntk, yarn), train_length=L (dynamic, yarn), alpha and beta (yarn). An option the
-/// chosen rule does not use is an error, as is a rule without the options it needs.
-RopeScalingOptions rope_scaling_options(const EncodingSpec& spec);
+/// Reads a later chapter's options of a "rope" spec into a rule; null when the spec asks for
+/// none.
+using RopeRuleReader =
+    std::function<std::shared_ptr<const RopeFrequencyRule>(const EncodingSpec& spec)>;
 
-/// Adds "rope" (options base, layout, fraction and the scaling options) to the registry.
+/// The hook for a later chapter (chapter 8's scaling rules): from now on "rope" accepts the
+/// options `option_names` too, and builds its rule with `read`. Registers "rope" first if it
+/// is not there; extending again with the same names is a no-op.
+void extend_rope(const std::vector<std::string>& option_names, RopeRuleReader read);
+
+/// Adds "rope" (options base, layout and fraction) to the registry.
 void register_ch05_encodings();
 
 }  // namespace pe

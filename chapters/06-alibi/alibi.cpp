@@ -1,8 +1,8 @@
-#include "alibi.hpp"
+#include "chapters/06-alibi/alibi.hpp"
 
 #include <cmath>
 
-#include "encoding_registry.hpp"
+#include "chapters/01-attention/encoding_registry.hpp"
 
 namespace pe {
 

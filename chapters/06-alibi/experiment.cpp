@@ -8,11 +8,11 @@
 #include <iostream>
 #include <string>
 
-#include "alibi.hpp"
-#include "chapter_registry.hpp"
-#include "chapter_options.hpp"
-#include "figures.hpp"
-#include "reference_runs.hpp"
+#include "chapters/06-alibi/alibi.hpp"
+#include "lab/chapter_registry.hpp"
+#include "lab/chapter_options.hpp"
+#include "lab/figures.hpp"
+#include "lab/reference_runs.hpp"
 
 using ag::Tensor;
 

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "chapter_options.hpp"
-#include "chapter_registry.hpp"
-#include "figures.hpp"
-#include "position_probe.hpp"
-#include "reference_runs.hpp"
+#include "lab/chapter_options.hpp"
+#include "lab/chapter_registry.hpp"
+#include "lab/figures.hpp"
+#include "chapters/07-nope/position_probe.hpp"
+#include "lab/reference_runs.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "position_probe.hpp"
+#include "chapters/07-nope/position_probe.hpp"
 
 namespace pe {
 

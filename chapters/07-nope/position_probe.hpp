@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "decoder.hpp"
-#include "probe.hpp"
+#include "chapters/01-attention/decoder.hpp"
+#include "chapters/07-nope/probe.hpp"
 
 namespace pe {
 

@@ -1,4 +1,4 @@
-#include "probe.hpp"
+#include "chapters/07-nope/probe.hpp"
 
 #include <algorithm>
 #include <cmath>

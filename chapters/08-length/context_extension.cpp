@@ -1,4 +1,4 @@
-#include "context_extension.hpp"
+#include "chapters/08-length/context_extension.hpp"
 
 #include <cstdio>
 

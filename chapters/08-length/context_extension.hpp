@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "trainer.hpp"
+#include "lab/trainer.hpp"
 
 namespace pe {
 

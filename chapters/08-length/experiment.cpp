@@ -20,14 +20,14 @@
 #include <vector>
 
 #include "ag/files.hpp"
-#include "chapter_options.hpp"
-#include "context_extension.hpp"
-#include "extrapolation.hpp"
-#include "figures.hpp"
-#include "fortunes_corpus.hpp"
-#include "length_plan.hpp"
-#include "length_probe.hpp"
-#include "run.hpp"
+#include "lab/chapter_options.hpp"
+#include "chapters/08-length/context_extension.hpp"
+#include "chapters/08-length/extrapolation.hpp"
+#include "lab/figures.hpp"
+#include "chapters/08-length/fortunes_corpus.hpp"
+#include "chapters/08-length/length_plan.hpp"
+#include "chapters/08-length/length_probe.hpp"
+#include "lab/run.hpp"
 
 namespace {
 

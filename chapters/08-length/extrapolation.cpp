@@ -1,4 +1,4 @@
-#include "extrapolation.hpp"
+#include "chapters/08-length/extrapolation.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,14 +1,14 @@
 // Bits per character on held-out English text at lengths the model never saw. The synthetic
 // tasks' evaluation at any length (evaluate_past_training, LengthResult, cannot_run_cell) is
-// the bench's, in experiments/lengths.hpp, because `pe table --lengths` uses it too.
+// the bench's, in chapters/08-length/lengths.hpp, because `pe table --lengths` uses it too.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "decoder.hpp"
-#include "lengths.hpp"
-#include "trainer.hpp"
+#include "chapters/01-attention/decoder.hpp"
+#include "chapters/08-length/lengths.hpp"
+#include "lab/trainer.hpp"
 
 namespace pe {
 

@@ -1,4 +1,4 @@
-#include "fortunes_corpus.hpp"
+#include "chapters/08-length/fortunes_corpus.hpp"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "length_plan.hpp"
+#include "chapters/08-length/length_plan.hpp"
 
 #include <algorithm>
 

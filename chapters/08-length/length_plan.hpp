@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "run.hpp"
-#include "trainer.hpp"
+#include "lab/run.hpp"
+#include "lab/trainer.hpp"
 
 namespace pe::ch08 {
 

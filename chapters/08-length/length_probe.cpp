@@ -1,9 +1,9 @@
-#include "length_probe.hpp"
+#include "chapters/08-length/length_probe.hpp"
 
 #include <cmath>
 
 #include "ag/error.hpp"
-#include "position_probe.hpp"
+#include "chapters/07-nope/position_probe.hpp"
 
 namespace pe {
 

@@ -2,7 +2,7 @@
 //
 //   chA_experiment [--out DIR] [--repetitions N] [--min-ms MS] [--memory-mib MIB]
 //
-// Prints, all float32 on one thread: the FMA peak per instruction set (bench/peak_fma.cpp),
+// Prints, all float32 on one thread: the FMA peak per instruction set (programs/bench/peak_fma.cpp),
 // the bandwidth of L1, L2 and memory (the axpy kernel), each kernel of a training step of the
 // reference model at its own shape (work, compulsory traffic, intensity, time, GFLOP/s, GB/s),
 // and the fused softmax and layer norm against their composites. Writes the same numbers as
@@ -16,13 +16,13 @@
 #include "ag/error.hpp"
 #include "ag/files.hpp"
 #include "ag/threads.hpp"
-#include "command_line.hpp"
-#include "dispatch.hpp"
-#include "figures.hpp"
-#include "folder_lock.hpp"
-#include "measure.hpp"
-#include "peak_fma.hpp"
-#include "roofline_figure.hpp"
+#include "base/command_line.hpp"
+#include "ag/kernels/dispatch.hpp"
+#include "lab/figures.hpp"
+#include "base/folder_lock.hpp"
+#include "chapters/A-performance/measure.hpp"
+#include "programs/bench/peak_fma.hpp"
+#include "chapters/A-performance/roofline_figure.hpp"
 
 namespace {
 

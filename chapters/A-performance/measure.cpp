@@ -1,4 +1,4 @@
-#include "measure.hpp"
+#include "chapters/A-performance/measure.hpp"
 
 #include <time.h>
 
@@ -10,10 +10,10 @@
 
 #include "ag/functional.hpp"
 #include "ag/random.hpp"
-#include "elementwise.hpp"
-#include "gemm.hpp"
-#include "layernorm.hpp"
-#include "softmax.hpp"
+#include "ag/kernels/elementwise.hpp"
+#include "ag/kernels/gemm.hpp"
+#include "ag/kernels/layernorm.hpp"
+#include "ag/kernels/softmax.hpp"
 
 namespace appendix_a {
 

@@ -1,9 +1,9 @@
-#include "roofline_figure.hpp"
+#include "chapters/A-performance/roofline_figure.hpp"
 
 #include <sstream>
 
 #include "ag/error.hpp"
-#include "figures.hpp"
+#include "lab/figures.hpp"
 
 namespace appendix_a {
 

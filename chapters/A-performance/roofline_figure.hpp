@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "measure.hpp"
-#include "peak_fma.hpp"
+#include "chapters/A-performance/measure.hpp"
+#include "programs/bench/peak_fma.hpp"
 
 namespace appendix_a {
 

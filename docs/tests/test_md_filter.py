@@ -14,7 +14,7 @@ BOOK = {
         {"path": "chapters/04-relative/README.md", "label": "ch04", "title": "Chapter 4", "chapter": True},
         {"path": "chapters/05-rope/README.md", "label": "ch05", "title": "Chapter 5", "chapter": True},
         {"path": "chapters/06-alibi/README.md", "label": "ch06", "title": "Chapter 6", "chapter": True},
-        {"path": "experiments/README.md", "label": "experiments_bench", "title": "Bench", "chapter": False},
+        {"path": "lab/README.md", "label": "experiments_bench", "title": "Bench", "chapter": False},
         {"path": "docs/coursework/instructors.md", "label": "coursework_instructors",
          "title": "Instructors", "chapter": False},
         {"path": "docs/coursework/students.md", "label": "coursework_students",
@@ -116,7 +116,7 @@ class Links(unittest.TestCase):
         self.assertIn("[above](@ref ch05_4_the_code)", self.page("## 4. The code\n\n[above](#4-the-code)"))
 
     def test_link_from_the_top_readme_and_to_a_folder(self):
-        out = filter_page("[rope](chapters/05-rope/README.md), [bench](experiments/)", "README.md", BOOK)
+        out = filter_page("[rope](chapters/05-rope/README.md), [bench](lab/)", "README.md", BOOK)
         self.assertEqual(out, "[rope](@ref ch05), [bench](@ref experiments_bench)")
 
     def test_a_link_whose_words_break_across_lines_becomes_one_line(self):

@@ -38,7 +38,7 @@ class PrepareBook(unittest.TestCase):
             write(root, "chapters/02-two/figures/a.png", PNG)
             write(root, "chapters/A-appendix/README.md", "# Appendix A\n")
             write(root, "chapters/03-no-readme/code.hpp", "")
-            write(root, "experiments/README.md", "# Experiments\n")
+            write(root, "lab/README.md", "# Experiments\n")
             write(root, "docs/coursework/students.md", "# Students\n")
             write(root, "docs/coursework/instructors.md", "# Instructors\n")
             status, err, out = self.run_in(root)

@@ -10,8 +10,8 @@
 #include "ag/ops.hpp"
 #include "ag/optim.hpp"
 #include "ag/tape.hpp"
-#include "mlp.hpp"
-#include "spirals.hpp"
+#include "chapters/00-autograd/mlp.hpp"
+#include "chapters/00-autograd/spirals.hpp"
 
 using namespace ag;
 

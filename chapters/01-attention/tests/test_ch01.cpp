@@ -4,10 +4,10 @@
 #include <cmath>
 
 #include "ag/gradcheck.hpp"
-#include "decoder.hpp"
-#include "encoding_registry.hpp"
-#include "model_check.hpp"
-#include "permutation.hpp"
+#include "chapters/01-attention/decoder.hpp"
+#include "chapters/01-attention/encoding_registry.hpp"
+#include "chapters/01-attention/tests/model_check.hpp"
+#include "chapters/01-attention/permutation.hpp"
 
 using namespace pe;
 using ag::Tensor;

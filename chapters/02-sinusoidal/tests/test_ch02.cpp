@@ -1,14 +1,14 @@
 #include <gtest/gtest.h>
 
-#include "model_check.hpp"
+#include "chapters/01-attention/tests/model_check.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include "ag/gradcheck.hpp"
-#include "decoder.hpp"
-#include "encoding_registry.hpp"
-#include "sinusoidal.hpp"
+#include "chapters/01-attention/decoder.hpp"
+#include "chapters/01-attention/encoding_registry.hpp"
+#include "chapters/02-sinusoidal/sinusoidal.hpp"
 
 using namespace pe;
 using ag::Tensor;

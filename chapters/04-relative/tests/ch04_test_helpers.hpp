@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "decoder.hpp"
-#include "encoding_registry.hpp"
-#include "model_check.hpp"
-#include "permutation.hpp"
-#include "relative_encodings.hpp"
+#include "chapters/01-attention/decoder.hpp"
+#include "chapters/01-attention/encoding_registry.hpp"
+#include "chapters/01-attention/tests/model_check.hpp"
+#include "chapters/01-attention/permutation.hpp"
+#include "chapters/04-relative/relative_encodings.hpp"
 
 namespace pe::ch04_test {
 

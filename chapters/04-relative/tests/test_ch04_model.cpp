@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "ag/gradcheck.hpp"
-#include "ch04_test_helpers.hpp"
-#include "model_check.hpp"
+#include "chapters/04-relative/tests/ch04_test_helpers.hpp"
+#include "chapters/01-attention/tests/model_check.hpp"
 
 using namespace pe;
 using namespace pe::ch04_test;

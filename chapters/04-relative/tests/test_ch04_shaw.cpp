@@ -6,7 +6,7 @@
 
 #include "ag/gradcheck.hpp"
 #include "ag/tensor_bytes.hpp"
-#include "ch04_test_helpers.hpp"
+#include "chapters/04-relative/tests/ch04_test_helpers.hpp"
 
 using namespace pe;
 using namespace pe::ch04_test;

@@ -5,11 +5,11 @@
 #include <numeric>
 
 #include "ag/random.hpp"
-#include "decoder.hpp"
-#include "model_check.hpp"
-#include "permutation.hpp"
-#include "position_probe.hpp"
-#include "probe.hpp"
+#include "chapters/01-attention/decoder.hpp"
+#include "chapters/01-attention/tests/model_check.hpp"
+#include "chapters/01-attention/permutation.hpp"
+#include "chapters/07-nope/position_probe.hpp"
+#include "chapters/07-nope/probe.hpp"
 
 using namespace pe;
 using ag::Tensor;

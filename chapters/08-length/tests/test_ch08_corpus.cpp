@@ -7,7 +7,7 @@
 #include <set>
 
 #include "ag/error.hpp"
-#include "fortunes_corpus.hpp"
+#include "chapters/08-length/fortunes_corpus.hpp"
 
 using namespace pe;
 namespace fs = std::filesystem;

@@ -8,12 +8,12 @@
 
 #include "ag/error.hpp"
 #include "ag/random.hpp"
-#include "chapter_registry.hpp"
-#include "encoding_registry.hpp"
-#include "extrapolation.hpp"
-#include "length_probe.hpp"
-#include "tiny_length_config.hpp"
-#include "trainer.hpp"
+#include "lab/chapter_registry.hpp"
+#include "chapters/01-attention/encoding_registry.hpp"
+#include "chapters/08-length/extrapolation.hpp"
+#include "chapters/08-length/length_probe.hpp"
+#include "chapters/08-length/tests/tiny_length_config.hpp"
+#include "lab/trainer.hpp"
 
 using namespace pe;
 

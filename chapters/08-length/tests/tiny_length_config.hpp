@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "trainer.hpp"
+#include "lab/trainer.hpp"
 
 namespace pe {
 

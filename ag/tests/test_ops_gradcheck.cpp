@@ -1,0 +1,293 @@
+// A float64 gradient check for every primitive op and composite, including broadcasting.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "ag/functional.hpp"
+#include "ag/tape.hpp"
+#include "ag/tests/gradcheck_util.hpp"
+
+using namespace ag;
+using Inputs = std::vector<Tensor>;
+
+TEST(OpGradcheck, AddSubMulDivSameShape) {
+  Tensor a = random_input({3, 4}, 1), b = positive_input({3, 4}, 2);
+  EXPECT_GRADCHECK([](const Inputs& x) { return add(x[0], x[1]); }, {a, b});
+  EXPECT_GRADCHECK([](const Inputs& x) { return sub(x[0], x[1]); }, {a, b});
+  EXPECT_GRADCHECK([](const Inputs& x) { return mul(x[0], x[1]); }, {a, b});
+  EXPECT_GRADCHECK([](const Inputs& x) { return div(x[0], x[1]); }, {a, b});
+}
+
+TEST(OpGradcheck, ScalarOperandGivesTheValuesOfItsFullCopy) {
+  // x op s for a one-element s runs the kernel over a buffer of copies of s; each value must
+  // equal x op (s repeated to x's shape), which the same-shape kernel computes. 600 elements
+  // cross the buffer's length twice.
+  Tensor x = random_input({3, 200}, 37), s = positive_input({1}, 38);
+  const Tensor full = add(mul(x, 0.0), s);  // s in every element of x's shape
+  EXPECT_EQ(add(x, s).to_vector(), add(x, full).to_vector());
+  EXPECT_EQ(sub(x, s).to_vector(), sub(x, full).to_vector());
+  EXPECT_EQ(mul(x, s).to_vector(), mul(x, full).to_vector());
+  EXPECT_EQ(div(x, s).to_vector(), div(x, full).to_vector());
+  Tensor small = random_input({2, 3}, 39), s0 = positive_input({1}, 40);
+  EXPECT_GRADCHECK([](const Inputs& v) { return div(v[0], v[1]); }, {small, s0});
+}
+
+TEST(OpGradcheck, BroadcastingTrailingBias) {
+  Tensor x = random_input({2, 3, 4}, 3), bias = random_input({4}, 4);
+  EXPECT_GRADCHECK([](const Inputs& v) { return add(v[0], v[1]); }, {x, bias});
+  EXPECT_GRADCHECK([](const Inputs& v) { return mul(v[0], v[1]); }, {x, bias});
+}
+
+TEST(OpGradcheck, BroadcastingBothSidesAndMiddleAxes) {
+  Tensor a = random_input({3, 1, 4}, 5), b = positive_input({2, 1}, 6);
+  EXPECT_GRADCHECK([](const Inputs& v) { return add(v[0], v[1]); }, {a, b});
+  EXPECT_GRADCHECK([](const Inputs& v) { return sub(v[1], v[0]); }, {a, b});
+  EXPECT_GRADCHECK([](const Inputs& v) { return mul(v[0], v[1]); }, {a, b});
+  EXPECT_GRADCHECK([](const Inputs& v) { return div(v[0], v[1]); }, {a, b});
+}
+
+TEST(OpGradcheck, ScalarOperands) {
+  Tensor a = random_input({5}, 7), s = positive_input({}, 8);
+  EXPECT_GRADCHECK([](const Inputs& v) { return div(v[0], v[1]); }, {a, s});
+  EXPECT_GRADCHECK([](const Inputs& v) { return v[0] * 3.0 + 1.0 - v[0] / 2.0; }, {a});
+}
+
+TEST(OpGradcheck, FanOutReuse) {
+  Tensor a = random_input({4}, 9);
+  EXPECT_GRADCHECK(
+      [](const Inputs& v) {
+        Tensor b = add(v[0], v[0]);
+        return mul(b, b);
+      },
+      {a});
+}
+
+TEST(OpGradcheck, UnaryOps) {
+  Tensor x = random_input({3, 5}, 10), p = positive_input({3, 5}, 11);
+  EXPECT_GRADCHECK([](const Inputs& v) { return neg(v[0]); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return exp(v[0]); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return log(v[0]); }, {p});
+  EXPECT_GRADCHECK([](const Inputs& v) { return sqrt(v[0]); }, {p});
+  EXPECT_GRADCHECK([](const Inputs& v) { return tanh(v[0]); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return sin(v[0]); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return cos(v[0]); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return pow(v[0], 3.0); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return pow(v[0], -1.5); }, {p});
+}
+
+TEST(OpGradcheck, ReluAwayFromTheKink) {
+  // Entries at least 0.5 from zero, of both signs: the derivative is defined everywhere.
+  Tensor x = from_vector({-1.5, 0.7, -0.5, 2.0, 0.9, -2.2}, {2, 3}, Dtype::f64);
+  EXPECT_GRADCHECK([](const Inputs& v) { return relu(v[0]); }, {x});
+}
+
+TEST(OpGradcheck, MaskedFill) {
+  Tensor x = random_input({2, 3, 3}, 12);
+  Tensor causal = from_vector({0, 1, 1, 0, 0, 1, 0, 0, 0}, {3, 3}, Dtype::f64);
+  EXPECT_GRADCHECK([causal](const Inputs& v) { return masked_fill(v[0], causal, -7.0); }, {x});
+}
+
+TEST(OpGradcheck, Reductions) {
+  Tensor x = random_input({2, 3, 4}, 13);
+  EXPECT_GRADCHECK([](const Inputs& v) { return sum(v[0]); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return sum(v[0], {1}); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return sum(v[0], {0, 2}, true); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return mean(v[0], {-1}); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return mean(v[0]); }, {x});
+  // Random normals have no ties, so the maximum is differentiable.
+  EXPECT_GRADCHECK([](const Inputs& v) { return max(v[0], 1); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return max(v[0], -1, true); }, {x});
+}
+
+TEST(OpGradcheck, Matmul2d) {
+  Tensor a = random_input({3, 4}, 14), b = random_input({4, 5}, 15);
+  EXPECT_GRADCHECK([](const Inputs& v) { return matmul(v[0], v[1]); }, {a, b});
+}
+
+TEST(OpGradcheck, MatmulBatched) {
+  Tensor a = random_input({2, 3, 3, 4}, 16), b = random_input({2, 3, 4, 2}, 17);
+  EXPECT_GRADCHECK([](const Inputs& v) { return matmul(v[0], v[1]); }, {a, b});
+}
+
+TEST(OpGradcheck, MatmulWithSharedWeight) {
+  Tensor x = random_input({2, 3, 4}, 18), w = random_input({4, 5}, 19);
+  EXPECT_GRADCHECK([](const Inputs& v) { return matmul(v[0], v[1]); }, {x, w});
+}
+
+TEST(OpGradcheck, MatmulTransposed) {
+  Tensor a = random_input({2, 3, 4}, 36), b = random_input({2, 5, 4}, 37),
+         w = random_input({5, 4}, 38);
+  EXPECT_GRADCHECK([](const Inputs& v) { return matmul_transposed(v[0], v[1]); }, {a, b});
+  EXPECT_GRADCHECK([](const Inputs& v) { return matmul_transposed(v[0], v[1]); }, {a, w});
+  // The same values as transposing first.
+  const auto direct = matmul_transposed(a, b).to_vector();
+  const auto via_copy = matmul(a, transpose(b, 1, 2)).to_vector();
+  for (std::size_t i = 0; i < direct.size(); ++i) EXPECT_NEAR(direct[i], via_copy[i], 1e-12);
+}
+
+TEST(OpGradcheck, TransposeMatmul) {
+  Tensor a = random_input({2, 4, 3}, 39), b = random_input({2, 4, 5}, 40);
+  Tensor a2 = random_input({4, 3}, 41), b2 = random_input({4, 5}, 42);
+  EXPECT_GRADCHECK([](const Inputs& v) { return transpose_matmul(v[0], v[1]); }, {a, b});
+  EXPECT_GRADCHECK([](const Inputs& v) { return transpose_matmul(v[0], v[1]); }, {a2, b2});
+  // The same values as transposing first.
+  const auto direct = transpose_matmul(a, b).to_vector();
+  const auto via_copy = matmul(transpose(a, 1, 2), b).to_vector();
+  for (std::size_t i = 0; i < direct.size(); ++i) EXPECT_NEAR(direct[i], via_copy[i], 1e-12);
+}
+
+TEST(OpGradcheck, MatmulLargeUsesRandomDirections) {
+  // 40 x 30 = 1200 elements is above full_limit, so directional checks run.
+  Tensor a = random_input({40, 30}, 20), b = random_input({30, 20}, 21);
+  EXPECT_GRADCHECK([](const Inputs& v) { return matmul(v[0], v[1]); }, {a, b});
+}
+
+TEST(OpGradcheck, ShapeOps) {
+  Tensor x = random_input({2, 3, 4}, 22);
+  EXPECT_GRADCHECK([](const Inputs& v) { return reshape(v[0], {6, -1}); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return permute(v[0], {2, 0, 1}); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return transpose(v[0], 0, 2); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return slice(v[0], 1, 1, 3); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return slice(v[0], -1, -3, -1); }, {x});
+}
+
+TEST(OpGradcheck, PermuteThatOnlyMovesUnitAxesIsAnAlias) {
+  Tensor x = random_input({2, 1, 3, 4}, 35);
+  Tensor y = permute(x, {0, 2, 1, 3});
+  EXPECT_EQ(y.shape(), (Shape{2, 3, 1, 4}));
+  EXPECT_EQ(y.to_vector(), x.to_vector());  // same memory order
+  EXPECT_GRADCHECK([](const Inputs& v) { return permute(v[0], {0, 2, 1, 3}); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return mul(permute(v[0], {2, 1, 0, 3}), 2.0); }, {x});
+}
+
+TEST(OpGradcheck, PermuteMovesEveryValueToItsNewIndex) {
+  // Every order of the axes of a [2, 3, 4, 5] tensor, checked against the index formula
+  // out[i0, i1, i2, i3] = x[j] with j's axis axes[k] at position i_k.
+  const Shape in{2, 3, 4, 5};
+  Tensor x = random_input(in, 36);
+  const std::vector<double> xs = x.to_vector();
+  std::vector<std::int64_t> axes{0, 1, 2, 3};
+  do {
+    const std::vector<double> ys = permute(x, axes).to_vector();
+    std::int64_t at = 0;
+    std::vector<std::int64_t> i(4);
+    for (i[0] = 0; i[0] < in[axes[0]]; ++i[0])
+      for (i[1] = 0; i[1] < in[axes[1]]; ++i[1])
+        for (i[2] = 0; i[2] < in[axes[2]]; ++i[2])
+          for (i[3] = 0; i[3] < in[axes[3]]; ++i[3]) {
+            std::vector<std::int64_t> j(4);
+            for (int k = 0; k < 4; ++k) j[axes[k]] = i[k];
+            const std::int64_t from = ((j[0] * 3 + j[1]) * 4 + j[2]) * 5 + j[3];
+            ASSERT_EQ(ys[at++], xs[from]) << "axes " << axes[0] << axes[1] << axes[2] << axes[3];
+          }
+  } while (std::next_permutation(axes.begin(), axes.end()));
+}
+
+TEST(OpGradcheck, Concat) {
+  Tensor a = random_input({2, 3}, 23), b = random_input({2, 1}, 24), c = random_input({2, 2}, 25);
+  EXPECT_GRADCHECK([](const Inputs& v) { return concat({v[0], v[1], v[2]}, 1); }, {a, b, c});
+  EXPECT_GRADCHECK([](const Inputs& v) { return concat({v[0], v[0]}, 0); }, {a});
+}
+
+TEST(OpGradcheck, EmbeddingWithRepeatedIds) {
+  Tensor table = random_input({5, 3}, 26);
+  Indices ids{{4, 0, 4, 2, 2, 2}, {2, 3}};
+  EXPECT_GRADCHECK([ids](const Inputs& v) { return embedding(v[0], ids); }, {table});
+}
+
+TEST(OpGradcheck, GatherAndScatterAddColumns) {
+  // a column picked twice in a row and a column never picked; a batch of [2, 3] leading axes
+  Indices index{{2, 0, 2, 1, 3, 3, 0, 1}, {2, 4}};
+  Tensor x = random_input({2, 3, 2, 5}, 41), y = random_input({2, 3, 2, 4}, 42);
+  EXPECT_GRADCHECK([index](const Inputs& v) { return gather_columns(v[0], index); }, {x});
+  EXPECT_GRADCHECK([index](const Inputs& v) { return scatter_add_columns(v[0], index, 5); }, {y});
+}
+
+TEST(OpGradcheck, GatherAndScatterAddColumnsExactValues) {
+  // rows i = 0, 1 of a [1, 2, 3] x: gather takes x[i, index[i, j]]; scatter adds y[i, j] into
+  // column index[i, j]
+  const Tensor x = from_vector({10, 11, 12, 20, 21, 22}, {1, 2, 3}, Dtype::f64);
+  const Indices index{{2, 2, 0, 1, 0, 1}, {2, 3}};
+  EXPECT_EQ(gather_columns(x, index).to_vector(), (std::vector<double>{12, 12, 10, 21, 20, 21}));
+  const Tensor y = from_vector({1, 2, 4, 8, 16, 32}, {1, 2, 3}, Dtype::f64);
+  EXPECT_EQ(scatter_add_columns(y, index, 4).to_vector(),
+            (std::vector<double>{4, 0, 3, 0, 16, 40, 0, 0}));
+  // each is the other's adjoint: <gather(a), b> = <a, scatter(b)> for any a, b
+  const Tensor a = random_input({3, 2, 3}, 43), b = random_input({3, 2, 3}, 44);
+  EXPECT_NEAR(sum(mul(gather_columns(a, index), b)).item(),
+              sum(mul(a, scatter_add_columns(b, index, 3))).item(), 1e-12);
+}
+
+TEST(OpGradcheck, SoftmaxFusedAndComposite) {
+  Tensor x = random_input({2, 3, 5}, 27);
+  EXPECT_GRADCHECK([](const Inputs& v) { return softmax(v[0]); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return composite::softmax(v[0]); }, {x});
+}
+
+TEST(OpGradcheck, SoftmaxOverMaskedScores) {
+  Tensor x = random_input({2, 4, 4}, 28);
+  Tensor causal = from_vector({0, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0}, {4, 4}, Dtype::f64);
+  EXPECT_GRADCHECK(
+      [causal](const Inputs& v) {
+        return softmax(masked_fill(v[0], causal, -std::numeric_limits<double>::infinity()));
+      },
+      {x});
+}
+
+TEST(OpGradcheck, LogSoftmaxAndCrossEntropy) {
+  Tensor logits = random_input({4, 6}, 29);
+  EXPECT_GRADCHECK([](const Inputs& v) { return log_softmax(v[0]); }, {logits});
+  Indices targets{{1, -1, 5, 0}, {4}};  // one ignored row
+  EXPECT_GRADCHECK([targets](const Inputs& v) { return cross_entropy(v[0], targets); }, {logits});
+}
+
+TEST(OpGradcheck, LinearWithBiasAndRelu) {
+  // Weights drawn so that no pre-activation lies near ReLU's kink (checked below).
+  Tensor x = random_input({2, 3, 5}, 50), w = random_input({5, 4}, 51), b = random_input({4}, 52);
+  for (double z : composite::linear(x, w, b).to_vector()) ASSERT_GT(std::abs(z), 1e-3);
+  EXPECT_GRADCHECK([](const Inputs& v) { return linear(v[0], v[1], v[2]); }, {x, w, b});
+  EXPECT_GRADCHECK([](const Inputs& v) { return linear(v[0], v[1], v[2], Activation::relu); },
+                   {x, w, b});
+  EXPECT_GRADCHECK([](const Inputs& v) { return linear(v[0], v[1], Tensor(), Activation::relu); },
+                   {x, w});
+}
+
+TEST(OpGradcheck, LayerNormFusedAndComposite) {
+  Tensor x = random_input({3, 2, 6}, 30), gamma = random_input({6}, 31),
+         beta = random_input({6}, 32);
+  EXPECT_GRADCHECK([](const Inputs& v) { return layer_norm(v[0], v[1], v[2]); }, {x, gamma, beta});
+  EXPECT_GRADCHECK([](const Inputs& v) { return composite::layer_norm(v[0], v[1], v[2]); },
+                   {x, gamma, beta});
+}
+
+TEST(OpGradcheck, Gelu) {
+  Tensor x = random_input({3, 4}, 33);
+  EXPECT_GRADCHECK([](const Inputs& v) { return gelu(v[0]); }, {x});
+}
+
+// The check must be able to fail: an op whose backward rule is off by a factor of two.
+TEST(OpGradcheck, CatchesAWrongBackwardRuleAndNamesTheElement) {
+  auto broken_square = [](const Tensor& x) {
+    Tensor out;
+    {
+      NoGradGuard guard;
+      out = mul(x, x);
+    }
+    Tensor x0 = x.detach();
+    return record("broken_square", out, {x}, [x0](const Tensor& g) -> std::vector<Tensor> {
+      return {mul(g, x0)};  // should be 2 x g
+    });
+  };
+  Tensor x = random_input({2, 3}, 34).set_name("x");
+  const auto result = gradcheck([&](const Inputs& v) { return broken_square(v[0]); }, {x});
+  EXPECT_FALSE(result.passed);
+  EXPECT_NE(result.report.find("'x'"), std::string::npos) << result.report;
+  EXPECT_NE(result.report.find("element [0, 0]"), std::string::npos) << result.report;
+  EXPECT_NE(result.report.find("analytic"), std::string::npos) << result.report;
+}
+
+TEST(OpGradcheck, RejectsFloat32Inputs) {
+  Tensor x = ones({2});
+  EXPECT_THROW(gradcheck([](const Inputs& v) { return v[0]; }, {x}), Error);
+}

@@ -1,0 +1,61 @@
+// The summary of a chapter's experiment: the numbers its text quotes, in one small JSON file
+// that is committed beside the chapter (chapters/NN-name/results/summary.json), so that
+// `programs/tools/results` can regenerate the quoted blocks and fail a test when text and runs differ.
+//
+//   {
+//     "experiment": "ch02_experiment", "steps": 1500, "seed": 1,
+//     "versions": {...},                 what built the program (lab notebook, not teaching)
+//     "output": ["line", ...],           everything the experiment printed on stdout
+//     "runs": {"shiftk": {...}, ...},    per run: accuracy, loss, attention averages, history
+//     "values": {"name": 0.25, ...}      further numbers an experiment records by name
+//   }
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "lab/run.hpp"
+
+namespace pe {
+
+/// Copies everything written to the process's stdout (file descriptor 1) into a string while
+/// still passing it through to the terminal, from construction until finish(). stdout is
+/// line-buffered meanwhile, so the output appears as it is printed.
+class StdoutCapture {
+ public:
+  StdoutCapture();
+  ~StdoutCapture();
+  StdoutCapture(const StdoutCapture&) = delete;
+  StdoutCapture& operator=(const StdoutCapture&) = delete;
+
+  /// Restores stdout and returns what was printed. Called at most once; the destructor calls
+  /// it if nobody did.
+  std::string finish();
+
+ private:
+  int saved_ = -1, read_end_ = -1;
+  std::thread reader_;
+  std::string text_;
+  bool finished_ = false;
+};
+
+/// The summary the running experiment fills: the frame (run_chapter_experiment) sets the
+/// experiment's name and options and the captured output, train_reference_runs adds its
+/// runs, and an experiment may add values of its own. One per process.
+nlohmann::json& experiment_summary();
+
+/// Records a number under summary["values"][name] (for a sentence of the text that quotes it).
+void record_summary_value(const std::string& name, double value);
+
+/// Records a finished run under summary["runs"][name]: its configuration's main fields,
+/// accuracy and loss at the training length, training time, whether it was reused, and, when
+/// given, the held-out accuracy after each evaluation (from the trainer's history) and the
+/// attention averages.
+void record_summary_run(const std::string& name, const FinishedRun& run,
+                        const Trainer* trainer = nullptr,
+                        const AttentionAverages* attention = nullptr);
+
+/// Splits text into lines (without the newlines; a last line without one counts too).
+nlohmann::json split_lines(const std::string& text);
+
+}  // namespace pe

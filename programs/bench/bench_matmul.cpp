@@ -1,0 +1,178 @@
+// Single-threaded float32 matrix multiply: our gemm against OpenBLAS and against the
+// machine's peak, in the same process.
+//
+// The peak is measured first: a register-only FMA loop per instruction set (peak_fma.cpp);
+// the summary divides our GFLOP/s by the peak of the widest one.
+// Each shape [M, K] @ [K, N] is run as ours (no transpose), ours with B transposed (the
+// Linear layer's backward pass), and OpenBLAS's cblas_sgemm for both. The GFLOP/s counter
+// counts 2*M*N*K flops per product. A table of ours / OpenBLAS follows the benchmark output.
+// On a shared machine, run
+//   bench_matmul --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true
+// so that a burst of load hits both libraries alike; the table takes the best repetition.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ag/threads.hpp"
+#include "ag/kernels/dispatch.hpp"
+#include "ag/kernels/gemm.hpp"
+#include "programs/bench/peak_fma.hpp"
+
+// OpenBLAS, declared here rather than through <cblas.h>, whose location varies.
+// openblas_set_num_threads is weak so that the benchmark still links against a BLAS that
+// lacks it (the reference BLAS is single-threaded anyway).
+extern "C" {
+void openblas_set_num_threads(int num_threads) __attribute__((weak));
+enum CBLAS_ORDER { CblasRowMajor = 101, CblasColMajor = 102 };
+enum CBLAS_TRANSPOSE { CblasNoTrans = 111, CblasTrans = 112 };
+void cblas_sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N,
+                 int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
+                 float* C, int ldc);
+}
+
+namespace {
+
+struct Shape {
+  int M, K, N;
+  std::string name() const {
+    return std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N);
+  }
+};
+
+constexpr Shape kShapes[] = {
+    {256, 256, 256}, {2048, 256, 256}, {2048, 256, 1024}, {2048, 1024, 256}};
+
+enum class Library { Ours, OpenBLAS };
+
+std::vector<float> random_matrix(std::size_t elements, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> m(elements);
+  for (float& x : m) x = dist(rng);
+  return m;
+}
+
+/// C[M, N] = A[M, K] @ op(B), with B stored [K, N], or [N, K] when trans_b.
+void run_matmul(benchmark::State& state, Library library, Shape s, bool trans_b) {
+  const auto A = random_matrix(std::size_t(s.M) * s.K, 1);
+  const auto B = random_matrix(std::size_t(s.K) * s.N, 2);
+  std::vector<float> C(std::size_t(s.M) * s.N);
+  const int ldb = trans_b ? s.K : s.N;
+  for (auto _ : state) {
+    if (library == Library::Ours) {
+      ag::kernels::gemm<float>(false, trans_b, s.M, s.N, s.K, 1.0f, A.data(), s.K, B.data(), ldb,
+                               0.0f, C.data(), s.N);
+    } else {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, s.M, s.N, s.K,
+                  1.0f, A.data(), s.K, B.data(), ldb, 0.0f, C.data(), s.N);
+    }
+    benchmark::DoNotOptimize(C.data());
+    benchmark::ClobberMemory();
+  }
+  const double gflop = 2.0 * s.M * s.N * s.K * 1e-9;
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(gflop * double(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+std::string run_name(Library library, bool trans_b, const Shape& s) {
+  return std::string(library == Library::Ours ? "Ours" : "OpenBLAS") +
+         (trans_b ? "_TransB/" : "/") + s.name();
+}
+
+/// The console reporter, also remembering each benchmark's GFLOP/s for the summary table:
+/// the best over its repetitions (--benchmark_repetitions=N), since other processes on the
+/// machine can only slow a run down, or the median when only aggregates are reported.
+class RecordingReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) {
+      auto it = run.counters.find("GFLOP/s");
+      if (it == run.counters.end()) continue;
+      const std::string& name = run.run_name.function_name;
+      if (run.run_type == Run::RT_Iteration) {
+        best_[name] = std::max(best_[name], it->second.value);
+      } else if (run.aggregate_name == "median") {
+        median_[name] = it->second.value;
+      }
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+
+  /// The GFLOP/s of the named benchmark, or 0 if it was not run (e.g. filtered out).
+  double gflops(const std::string& name) const {
+    for (const auto* results : {&best_, &median_}) {
+      auto it = results->find(name);
+      if (it != results->end()) return it->second;
+    }
+    return 0.0;
+  }
+
+ private:
+  std::map<std::string, double> best_;    // over the individual repetitions
+  std::map<std::string, double> median_;  // the median aggregate
+};
+
+void print_summary(const RecordingReporter& reporter, const std::vector<bench::Peak>& peaks) {
+  std::printf("\nPeak (register-only FMA loop, float32, one thread, best of the repetitions):");
+  for (const bench::Peak& p : peaks) std::printf("  %s %.1f GFLOP/s", p.isa.c_str(), p.gflops);
+  const double peak = peaks.empty() ? 0.0 : peaks.front().gflops;
+  std::printf("\nOur gemm runs on SIMD path %s; \"of peak\" divides by the %s peak.\n",
+              ag::kernels::simd_path_name(), peaks.empty() ? "(no)" : peaks.front().isa.c_str());
+  std::printf("\nSummary (float32, single thread, GFLOP/s):\n");
+  std::printf("%-16s %8s %9s %7s %8s %9s %9s %7s %8s\n", "M x K x N", "ours", "OpenBLAS", "ratio",
+              "of peak", "ours B^T", "BLAS B^T", "ratio", "of peak");
+  for (const Shape& s : kShapes) {
+    auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+    const double ours = reporter.gflops(run_name(Library::Ours, false, s));
+    const double blas = reporter.gflops(run_name(Library::OpenBLAS, false, s));
+    const double ours_t = reporter.gflops(run_name(Library::Ours, true, s));
+    const double blas_t = reporter.gflops(run_name(Library::OpenBLAS, true, s));
+    std::printf("%-16s %8.1f %9.1f %6.2fx %7.2fx %9.1f %9.1f %6.2fx %7.2fx\n", s.name().c_str(),
+                ours, blas, ratio(ours, blas), ratio(ours, peak), ours_t, blas_t,
+                ratio(ours_t, blas_t), ratio(ours_t, peak));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // One thread everywhere: our gemm is single-threaded, so OpenBLAS must be as well.
+  // The environment variables cover any pool created later; the calls cover the ones that
+  // were already created when the libraries were loaded.
+  setenv("OPENBLAS_NUM_THREADS", "1", 1);
+  setenv("OMP_NUM_THREADS", "1", 1);
+  if (openblas_set_num_threads) openblas_set_num_threads(1);
+  ag::set_max_threads(1);
+
+  for (const Shape& s : kShapes) {
+    for (bool trans_b : {false, true}) {
+      for (Library library : {Library::Ours, Library::OpenBLAS}) {
+        // Rates use the benchmark thread's CPU time (the default), not wall time: on a
+        // shared machine, time spent waiting for a core is not the kernel's.
+        benchmark::RegisterBenchmark(run_name(library, trans_b, s).c_str(), run_matmul, library, s,
+                                     trans_b)
+            ->Unit(benchmark::kMillisecond);
+      }
+    }
+  }
+
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  // The peak before and after the gemm runs, the better of the two: load from other
+  // processes can only lower it.
+  std::vector<bench::Peak> peaks = bench::measure_fma_peaks(10);
+  RecordingReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  const std::vector<bench::Peak> after = bench::measure_fma_peaks(10);
+  for (std::size_t i = 0; i < peaks.size() && i < after.size(); ++i)
+    peaks[i].gflops = std::max(peaks[i].gflops, after[i].gflops);
+  print_summary(reporter, peaks);
+  return 0;
+}

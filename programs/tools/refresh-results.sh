@@ -1,0 +1,62 @@
+#!/bin/sh
+# Reruns everything the book quotes with the current build and regenerates the quoted numbers:
+# the full `pe table` (with its extrapolation table), then each chapter's experiment writing its
+# committed summary, then the chapters' figures, then the blocks and marked numbers of the
+# READMEs. Run from the top of the repository, after a build:
+#
+#   programs/tools/refresh-results.sh [build-dir]        (default build/default)
+#
+# Finished runs are reused (same configuration, field by field), so an interrupted call can be
+# repeated. The chapters' one-layer reference runs have exactly the table's configuration, so
+# they are copied from results/table/ instead of being trained twice; the chapters' other runs
+# (chapter 6's 8 heads, chapter 7's 8 layers) train in their experiments. Afterwards, read the
+# sentences around every number that changed (`git diff`): the text must still say what the
+# runs show.
+set -eu
+build=${1:-build/default}
+
+"$build/pe" table --reuse --jobs 2 --lengths 32,64,128,256,512
+"$build/tools/results" import-table results/table/table.md results/table/table.json \
+  lab/results/table.json
+cp results/table/lengths.json lab/results/lengths.json
+
+# copy <table run> <chapter run folder>: the table's run, where the chapter's experiment looks.
+copy() {
+  if [ ! -f "results/$2/run.json" ]; then
+    mkdir -p "results/$2"
+    cp -r "results/table/$1/." "results/$2/"
+  fi
+}
+for task in shiftk alternating; do
+  copy "sinusoidal-$task-l1" "ch02/$task"
+  copy "learned-$task-l1" "ch03/$task"
+  for encoding in shaw xl t5; do copy "$encoding-$task-l1" "ch04/${encoding}_$task"; done
+  copy "rope-$task-l1" "ch05/$task"
+  copy "alibi-$task-l1" "ch06/$task-h1"
+  copy "none-$task-l1" "ch07/$task-l1"
+done
+
+for chapter in 02-sinusoidal 03-learned 04-relative 05-rope 06-alibi 07-nope 08-length; do
+  number=${chapter%%-*}
+  "$build/chapters/$chapter/ch${number}_experiment" --summary "chapters/$chapter/results/summary.json"
+done
+
+# The figures each chapter shows, from the runs just made: figures/attention_X.png is the
+# heatmap of the run in results/chNN/X/ (X_hN: the run X-hN, chapter 6's heads), every other
+# figures/Y.png the experiment's own Y.png.
+for chapter in 02-sinusoidal 03-learned 04-relative 05-rope 06-alibi 07-nope 08-length; do
+  number=${chapter%%-*}
+  for figure in chapters/$chapter/figures/*.png; do
+    name=$(basename "$figure" .png)
+    run=results/ch$number/$(echo "${name#attention_}" | sed 's/_h\([0-9]\)$/-h\1/')/attention.png
+    if [ "${name#attention_}" != "$name" ] && [ -f "$run" ]; then
+      cp "$run" "$figure"
+    elif [ -f "results/ch$number/$name.png" ]; then
+      cp "results/ch$number/$name.png" "$figure"
+    else
+      echo "refresh-results: no new $figure (kept the committed one)" >&2
+    fi
+  done
+done
+
+"$build/tools/results" update README.md chapters/*/README.md

@@ -1,0 +1,125 @@
+// The live pages' whole interface to the book's code (embind): a few functions and one class,
+// each taking and returning JSON text, so that the Web Worker (page/worker.js) passes
+// requests and answers through without knowing any C++ type. Like `pe`, this layer sits
+// above lab/; the pages know nothing below it.
+//
+// A request that the code refuses (an ag::Error, or JSON of the wrong shape) comes back as
+// {"error": "<one line>"}, which the page shows where the figure would be.
+#include <emscripten/bind.h>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "ag/simd.hpp"
+#include "ag/versions.hpp"
+#include "lab/chapter_registry.hpp"
+#include "lab/inspect.hpp"
+#include "programs/web/live_permutation.hpp"
+#include "programs/web/live_rope.hpp"
+#include "programs/web/live_training.hpp"
+
+namespace pe::live {
+
+namespace {
+
+std::string answer(const std::function<nlohmann::json()>& work) {
+  try {
+    return work().dump();
+  } catch (const std::exception& e) {
+    return nlohmann::json{{"error", e.what()}}.dump();
+  }
+}
+
+nlohmann::json parse(const std::string& text) {
+  return nlohmann::json::parse(text);
+}
+
+/// `pe inspect` (lab/inspect.hpp) on {"encoding", "length", "dim", "heads",
+/// "options", "vector", "positions"}; a missing key keeps the command's default.
+std::string inspect(const std::string& request) {
+  return answer([&] {
+    const nlohmann::json j = parse(request);
+    InspectRequest r;
+    for (const auto& [key, value] : j.items())
+      ag::check(key == "encoding" || key == "length" || key == "dim" || key == "heads" ||
+                    key == "options" || key == "vector" || key == "positions",
+                "inspect", "unknown key '", key, "'");
+    r.encoding = j.at("encoding").get<std::string>();
+    r.length = j.value("length", r.length);
+    r.dim = j.value("dim", r.dim);
+    r.heads = j.value("heads", r.heads);
+    r.options = j.value("options", r.options);
+    r.vector = j.value("vector", r.vector);
+    r.positions = j.value("positions", r.positions);
+    return inspect_encoding(r);
+  });
+}
+
+std::string permutation(const std::string& request) {
+  return answer([&] { return permutation_outputs(parse(request)); });
+}
+
+std::string rope(const std::string& request) {
+  return answer([&] { return rope_scores(parse(request)); });
+}
+
+/// A training run held by the worker between slices. Its constructor cannot answer with
+/// JSON, so a configuration that fails its checks leaves it empty and error() says why.
+class Training {
+ public:
+  explicit Training(const std::string& config) {
+    const std::string status = answer([&] {
+      run_ = std::make_unique<LiveTraining>(config);
+      return nlohmann::json::object();
+    });
+    if (!run_) error_ = status;
+  }
+  std::string error() const { return error_; }  ///< "" or {"error": ...}
+  std::string advance(int steps) {
+    return call([&] { return run_->advance(steps); });
+  }
+  std::string attention(int length) {
+    return call([&] { return run_->attention(length); });
+  }
+  std::string evaluate_lengths(const std::string& request) {
+    return call([&] { return run_->evaluate_lengths(parse(request)); });
+  }
+  std::string inspect(int length) {
+    return call([&] { return run_->inspect(length); });
+  }
+
+ private:
+  std::string call(const std::function<nlohmann::json()>& work) {
+    return run_ ? answer(work) : error_;
+  }
+  std::unique_ptr<LiveTraining> run_;
+  std::string error_;
+};
+
+/// What the module runs on, for the page's status line: {"simd", "libraries"}. The request
+/// is ignored (every function here takes one).
+std::string build(const std::string&) {
+  return nlohmann::json{{"simd", ag::simd_path_name()}, {"libraries", ag::library_versions()}}
+      .dump();
+}
+
+}  // namespace
+
+}  // namespace pe::live
+
+EMSCRIPTEN_BINDINGS(pe_live) {
+  using namespace pe::live;
+  pe::register_chapter_encodings();  // every encoding of chapters 2-8, once, at start-up
+  emscripten::function("build", &build);
+  emscripten::function("inspect", &inspect);
+  emscripten::function("permutation", &permutation);
+  emscripten::function("rope", &rope);
+  emscripten::class_<Training>("Training")
+      .constructor<std::string>()
+      .function("error", &Training::error)
+      .function("advance", &Training::advance)
+      .function("attention", &Training::attention)
+      .function("evaluateLengths", &Training::evaluate_lengths)
+      .function("inspect", &Training::inspect);
+}

@@ -1,0 +1,427 @@
+#!/usr/bin/env python3
+"""Drives every live figure of the built book in headless Chromium (selenium) and compares what
+it drew with the native build on the same inputs:
+
+- ALiBi's slopes and biases, T5's buckets, Shaw's index, the sinusoid table (in float32, as the
+  model adds it; its doubles to one unit in the last place, see check_sinusoid) and RoPE's
+  frequencies: exactly the numbers `pe inspect` prints for the same request (each figure set
+  through the page's address, ALiBi's also with the keyboard);
+- RoPE's score against the offset: the same from every starting position, and linear
+  interpolation by 4 stretching it exactly four times;
+- chapter 1's sentence: the numbers chapter 1's experiment prints, with and without the mask;
+- the fast model trained on ShiftK with RoPE, seed 1 (chapter 7's panel): the same accuracy and,
+  to 1e-5, the same loss as `pe train` under PE_SIMD=scalar, in at most 90 s; and bit for bit
+  the run of the native SSE2 kernels, which do in the same order what the browser's SIMD128
+  kernels do (x86-64 only);
+- the Stop button (pressed with the keyboard) ends a run early; chapter 3's panel trains;
+- chapter 8's lengths from 32 to 256, plain and with NTK-aware scaling: exactly what `pe eval`
+  gives for the native SSE2 run's checkpoint.
+
+Also fails on a console error. Saves a screenshot of every figure (SCREENSHOTS/live_NAME.png).
+
+Usage: live_check.py --site build/default/docs/html --bin build/default --work DIR
+                     --screenshots DIR [--chromium ...] [--chromedriver ...]
+"""
+import argparse
+import json
+import os
+import platform
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+# The configuration of chapter 7's panel for the comparison: `pe table --fast`'s, as
+# programs/web/page/training.js builds it, on ShiftK with RoPE and seed 1.
+FAST_RUN = ["--task", "shiftk", "--encoding", "rope", "--seed", "1", "--steps", "400", "--width", "64",
+            "--ffn", "256", "--warmup", "50", "--lr", "5e-3", "--eval-every", "50", "--eval-sequences", "64",
+            "--length", "32", "--batch", "64", "--layers", "1", "--heads", "1"]
+TRAINING_LIMIT_SECONDS = 90
+LENGTHS = [32, 48, 64, 96, 128, 192, 256]  # programs/web/page/figures/lengths.js
+EVAL_TOKENS = 4096
+
+
+class Check:
+    def __init__(self, args):
+        self.args = args
+        self.failures = []
+        self.notes = []
+        self.pe = os.path.join(args.bin, "pe")
+
+    def fail(self, text):
+        self.failures.append(text)
+        print("live-check: FAIL: " + text, flush=True)
+
+    def note(self, text):
+        self.notes.append(text)
+        print("live-check: " + text, flush=True)
+
+    def native(self, *arguments, simd=None):
+        env = dict(os.environ, OMP_NUM_THREADS="1")
+        if simd:
+            env["PE_SIMD"] = simd
+        out = subprocess.run([self.pe, *arguments], env=env, check=True, capture_output=True, text=True)
+        return out.stdout
+
+    def inspect(self, encoding, *arguments):
+        return json.loads(self.native("inspect", encoding, *arguments))
+
+
+# ---- the browser ----------------------------------------------------------------------------------
+
+def start_browser(args):
+    options = webdriver.ChromeOptions()
+    options.binary_location = args.chromium
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--window-size=1280,1600", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-sync",
+                 "--user-data-dir=" + tempfile.mkdtemp(prefix="live-check-")):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(args.chromedriver), options=options)
+    driver.set_page_load_timeout(60)
+    return driver
+
+
+def open_figure(check, driver, page, name, address=""):
+    """Loads the page with the figure's controls in its address; returns the figure element."""
+    driver.get("about:blank")
+    driver.get("file://" + os.path.join(check.site, page) + ("#" + address if address else ""))
+    return driver.find_element(By.ID, "live-" + name)
+
+
+def wait_state(driver, figure, states, seconds):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        state = figure.get_attribute("data-state")
+        if state in states:
+            return state
+        time.sleep(0.1)
+    return figure.get_attribute("data-state")
+
+
+def result_of(check, driver, figure, name, states=("drawn",), seconds=30):
+    state = wait_state(driver, figure, states + ("error", "no-module"), seconds)
+    if state not in states:
+        status = figure.find_element(By.CLASS_NAME, "pe-live-status").text
+        check.fail("%s: the figure is '%s', not %s: %s" % (name, state, "/".join(states), status))
+        return None
+    return json.loads(figure.get_attribute("data-result"))
+
+
+def screenshot(check, driver, figure, name):
+    driver.execute_script("arguments[0].scrollIntoView()", figure)
+    figure.screenshot(os.path.join(check.args.screenshots, "live_%s.png" % name))
+
+
+def console_errors(check, driver, where):
+    for entry in driver.get_log("browser"):
+        if entry["level"] == "SEVERE":
+            check.fail("%s: console: %s" % (where, entry["message"]))
+
+
+def same(check, what, page_values, native_values):
+    if page_values != native_values:
+        diffs = [k for k, (a, b) in enumerate(zip(page_values, native_values)) if a != b]
+        check.fail("%s: the page and the native build differ (%d of %d values differ, first at %s; lengths %d and %d)"
+                   % (what, len(diffs), len(native_values), diffs[:1], len(page_values), len(native_values)))
+    else:
+        check.note("%s: %d values, the same as the native build's" % (what, len(native_values)))
+
+
+def as_float32(value):
+    return struct.unpack("<f", struct.pack("<f", value))[0]
+
+
+def ulps(a, b):
+    """How many doubles apart a and b are (for finite values of the same sign)."""
+    return abs(struct.unpack("<q", struct.pack("<d", a))[0] - struct.unpack("<q", struct.pack("<d", b))[0])
+
+
+# ---- the figures drawn on demand ------------------------------------------------------------------
+
+def check_alibi(check, driver):
+    figure = open_figure(check, driver, "ch06.html", "alibi", "alibi.heads=6&alibi.length=10")
+    page = result_of(check, driver, figure, "alibi")
+    if page:
+        native = check.inspect("alibi", "--heads", "6", "--length", "10", "--dim", str(64 * 6))
+        same(check, "ALiBi, 6 heads, 10 positions: slopes", page["slopes"], native["slopes"]["values"])
+        same(check, "ALiBi, 6 heads, 10 positions: bias", page["bias"], native["bias"]["values"])
+    # The keyboard: the heads slider, one step right; the address records it.
+    slider = driver.find_element(By.ID, "pe-alibi-heads")
+    slider.send_keys(Keys.ARROW_RIGHT)
+    deadline = time.time() + 20
+    page = None
+    while time.time() < deadline:
+        page = json.loads(figure.get_attribute("data-result"))
+        if page["heads"] == 7:
+            break
+        time.sleep(0.1)
+    if not page or page["heads"] != 7:
+        check.fail("alibi: the right arrow on the heads slider did not redraw with 7 heads")
+    else:
+        native = check.inspect("alibi", "--heads", "7", "--length", "10", "--dim", str(64 * 7))
+        same(check, "ALiBi, 7 heads (set with the keyboard): bias", page["bias"], native["bias"]["values"])
+        if "alibi.heads=7" not in driver.execute_script("return location.hash"):
+            check.fail("alibi: the address does not record heads=7")
+    screenshot(check, driver, figure, "alibi")
+
+
+def check_t5_and_shaw(check, driver):
+    figure = open_figure(check, driver, "ch04.html", "t5",
+                         "t5.buckets=10&t5.max_distance=30&t5.bidirectional=true&t5.positions=20")
+    page = result_of(check, driver, figure, "t5")
+    if page:
+        native = check.inspect("t5", "--length", "20", "-o", "buckets=10", "-o", "max_distance=30",
+                               "-o", "bidirectional=true")
+        same(check, "T5, 10 buckets, max distance 30, bidirectional: buckets", page["buckets"],
+             native["buckets"]["values"])
+    screenshot(check, driver, figure, "t5")
+    figure = open_figure(check, driver, "ch04.html", "shaw", "shaw.max_distance=3&shaw.positions=9")
+    page = result_of(check, driver, figure, "shaw")
+    if page:
+        native = check.inspect("shaw", "--length", "9", "-o", "max_distance=3")
+        same(check, "Shaw, k = 3: clipped index", page["index"], native["index"]["values"])
+    screenshot(check, driver, figure, "shaw")
+
+
+def check_sinusoid(check, driver):
+    figure = open_figure(check, driver, "ch02.html", "sinusoid",
+                         "sinusoid.log10base=3.5&sinusoid.width=48&sinusoid.offsets=64")
+    page = result_of(check, driver, figure, "sinusoid")
+    if page:
+        native = check.inspect("sinusoidal", "--dim", "48", "--length", str(page["length"]),
+                               "-o", "base=" + page["base"])["pe"]["values"]
+        # The table is computed in double and added to the embeddings in float32. Emscripten's C
+        # library (musl) and glibc round sin and cos differently in the last bit of a few
+        # entries, so the doubles may differ by one unit in the last place; the float32 table
+        # the model uses is the same.
+        what = "sinusoid, base %s, width 48: table" % page["base"]
+        same(check, what + " in float32", [as_float32(v) for v in page["pe"]], [as_float32(v) for v in native])
+        off = [ulps(a, b) for a, b in zip(page["pe"], native)]
+        if len(off) != len(native) or max(off) > 1:
+            check.fail(what + ": the doubles differ by more than one unit in the last place")
+        else:
+            check.note(what + " in double: %d of %d the same, the others one unit in the last place apart"
+                       % (off.count(0), len(off)))
+    screenshot(check, driver, figure, "sinusoid")
+
+
+def check_rope(check, driver):
+    figure = open_figure(check, driver, "ch05.html", "rope_planes", "rope_planes.log10base=2.7&rope_planes.dim=24")
+    page = result_of(check, driver, figure, "rope_planes")
+    if page:
+        native = check.inspect("rope", "--dim", "24", "--length", "1", "-o", "base=" + page["base"])
+        same(check, "RoPE, base %s, d = 24: frequencies" % page["base"], page["frequencies"],
+             native["frequencies"]["values"])
+    screenshot(check, driver, figure, "rope_planes")
+    plain = result_of(check, driver, driver.find_element(By.ID, "live-rope_scores"), "rope_scores")
+    figure = open_figure(check, driver, "ch05.html", "rope_scores", "rope_scores.scaling=linear&rope_scores.scale=4")
+    linear = result_of(check, driver, figure, "rope_scores (linear)")
+    if plain and linear:
+        scale = max(abs(s) for s in plain["scores"][0])
+        if plain["spread"] > 1e-9 * scale:
+            check.fail("RoPE: the score depends on the starting position by %g" % plain["spread"])
+        # Linear interpolation by 4 turns by theta / 4: its score at offset 4r is the plain one at r.
+        worst = max(abs(linear["scores"][0][4 * r] - plain["scores"][0][r]) for r in range(len(plain["offsets"]) // 4))
+        if worst > 1e-9 * scale:
+            check.fail("RoPE: linear scaling by 4 is not the plain curve stretched 4 times (off by %g)" % worst)
+        else:
+            check.note("RoPE: the score is the same from every start (spread %.1e), and linear scaling by 4 "
+                       "stretches it 4 times (off by %.1e)" % (plain["spread"], worst))
+    screenshot(check, driver, figure, "rope_scores")
+
+
+def check_permutation(check, driver):
+    # Chapter 1's experiment prints both differences to 3 digits; the native SSE2 kernels add
+    # in the order of the browser's SIMD128 ones, so even the round-off is the same there.
+    simd = "sse2" if platform.machine() in ("x86_64", "AMD64") else None
+    env = dict(os.environ, **({"PE_SIMD": simd} if simd else {}))
+    printed = subprocess.run([os.path.join(check.args.bin, "chapters", "01-attention", "ch01_experiment"),
+                              "--trials", "1"], env=env, check=True, capture_output=True, text=True).stdout
+    native = [float(line.split("= ")[1].split()[0]) for line in printed.splitlines() if "max |h(man" in line]
+    for causal, expected in zip(("false", "true"), native):
+        figure = open_figure(check, driver, "ch01.html", "permutation", "permutation.causal=" + causal)
+        page = result_of(check, driver, figure, "permutation")
+        if not page:
+            continue
+        shown = float("%.2e" % page["max_difference"])
+        mask = "with" if causal == "true" else "without"
+        if shown != expected and (simd or causal == "true"):
+            check.fail("chapter 1, dog bites man %s the mask: the page shows %.2e, ch01_experiment %.2e"
+                       % (mask, shown, expected))
+        else:
+            check.note("chapter 1, dog bites man %s the mask: %.2e, as ch01_experiment prints" % (mask, shown))
+        screenshot(check, driver, figure, "permutation_" + ("mask" if causal == "true" else "no_mask"))
+
+
+# ---- training ---------------------------------------------------------------------------------------
+
+def press(driver, figure, label):
+    """Presses a figure's button with the keyboard (it takes the focus, then Enter)."""
+    button = next(b for b in figure.find_elements(By.TAG_NAME, "button") if b.text == label)
+    driver.execute_script("arguments[0].focus()", button)
+    button.send_keys(Keys.ENTER)
+
+
+def check_training(check, driver, scalar_run, sse2_run):
+    address = "training.encoding=rope&training.task=shiftk&training.seed=1&training.steps=400"
+    figure = open_figure(check, driver, "ch07.html", "training", address)
+    press(driver, figure, "Train")
+    page = result_of(check, driver, figure, "training", ("trained",), seconds=300)
+    screenshot(check, driver, figure, "training")
+    if not page:
+        return None
+    seconds = page["seconds"]
+    last = page["history"][-1]
+    check.note("training in the browser: RoPE on ShiftK, seed 1, 400 steps in %.1f s (%s kernels): accuracy %r, "
+               "loss %r" % (seconds, page["simd"], last["eval_accuracy"], last["eval_loss"]))
+    if seconds > TRAINING_LIMIT_SECONDS:
+        check.fail("training took %.1f s in the browser, more than %d s" % (seconds, TRAINING_LIMIT_SECONDS))
+    scalar = wait_for_run(scalar_run)
+    final = scalar["final"]["32"]
+    check.note("pe train under PE_SIMD=scalar: accuracy %r, loss %r" % (final["accuracy"], final["loss"]))
+    if last["eval_accuracy"] != final["accuracy"] or abs(last["eval_loss"] - final["loss"]) > 1e-5:
+        check.fail("the browser's run (accuracy %r, loss %r) is not the native scalar run's (accuracy %r, "
+                   "loss %r) to 1e-5" % (last["eval_accuracy"], last["eval_loss"], final["accuracy"], final["loss"]))
+    else:
+        check.note("the same accuracy, and the loss within %.1e of the native scalar run's"
+                   % abs(last["eval_loss"] - final["loss"]))
+    if sse2_run:
+        sse2 = wait_for_run(sse2_run)
+        keys = ("step", "train_loss", "eval_accuracy", "eval_loss")
+        ours = [[h[k] for k in keys] for h in page["history"]]
+        theirs = [[h[k] for k in keys] for h in sse2["history"]]
+        if ours != theirs:
+            check.fail("the browser's run is not bit for bit the native SSE2 run")
+        else:
+            check.note("all %d evaluations bit for bit those of pe train under PE_SIMD=sse2" % len(ours))
+    return page
+
+
+def check_stop(check, driver):
+    figure = open_figure(check, driver, "ch07.html", "training", "training.encoding=none&training.steps=400")
+    press(driver, figure, "Train")
+    progress = figure.find_element(By.TAG_NAME, "progress")
+    deadline = time.time() + 60
+    while time.time() < deadline and float(progress.get_attribute("value") or 0) < 30:
+        time.sleep(0.1)
+    press(driver, figure, "Stop")
+    page = result_of(check, driver, figure, "training (stopped)", ("stopped",), seconds=60)
+    if page:
+        if page["steps"] >= 400:
+            check.fail("Stop did not stop the run")
+        else:
+            check.note("Stop (pressed with the keyboard) ended the run at step %d of 400" % page["steps"])
+
+
+def check_learned(check, driver):
+    figure = open_figure(check, driver, "ch03.html", "learned", "learned.steps=100")
+    press(driver, figure, "Train")
+    page = result_of(check, driver, figure, "learned", ("trained",), seconds=120)
+    if page:
+        check.note("chapter 3: a learned table trained 100 steps in %.1f s" % page["seconds"])
+    screenshot(check, driver, figure, "learned")
+
+
+def check_lengths(check, driver, sse2_run):
+    figure = open_figure(check, driver, "ch08.html", "lengths",
+                         "lengths.encoding=rope&lengths.task=shiftk&lengths.seed=1&lengths.steps=400")
+    press(driver, figure, "Train")
+    if not result_of(check, driver, figure, "lengths (training)", ("trained",), seconds=300):
+        return
+    for rule, options in (("none", []), ("ntk", ["-o", "scaling=ntk", "-o", "scale=4"])):
+        driver.execute_script("const s = document.getElementById('pe-lengths-scaling');"
+                              "s.value = arguments[0]; s.dispatchEvent(new Event('change'));", rule)
+        driver.execute_script("arguments[0].dataset.state = 'evaluating'", figure)
+        press(driver, figure, "Evaluate at 32 to 256")
+        page = result_of(check, driver, figure, "lengths (%s)" % rule, ("evaluated",), seconds=120)
+        if not page or not sse2_run:
+            continue
+        wait_for_run(sse2_run)
+        checkpoint = os.path.join(sse2_run["dir"], "checkpoint.agt")
+        native = []
+        for length in LENGTHS:
+            out = json.loads(check.native("eval", checkpoint, "--lengths", str(length), "--sequences",
+                                          str(max(2, EVAL_TOKENS // length)), "--json", *options, simd="sse2"))
+            native += [out[str(length)]["accuracy"], out[str(length)]["loss"]]
+        same(check, "chapter 8, RoPE %s at %s tokens: accuracy and loss" % (rule, ", ".join(map(str, LENGTHS))),
+             [v for r in page["lengths"] for v in (r["accuracy"], r["loss"])], native)
+    screenshot(check, driver, figure, "lengths")
+
+
+# ---- the native runs, in the background ---------------------------------------------------------------
+
+def start_run(check, simd):
+    folder = os.path.join(check.args.work, "native-" + simd)
+    shutil.rmtree(folder, ignore_errors=True)  # `pe train` never replaces a finished run
+    env = dict(os.environ, PE_SIMD=simd, OMP_NUM_THREADS="1")
+    process = subprocess.Popen([check.pe, "train", *FAST_RUN, "--out", folder, "--no-figures", "--quiet",
+                                "--save-every", "0"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True)
+    return {"process": process, "dir": folder, "simd": simd, "started": time.time()}
+
+
+def wait_for_run(run):
+    if "result" not in run:
+        _, errors = run["process"].communicate()
+        if run["process"].returncode != 0:
+            raise RuntimeError("pe train under PE_SIMD=%s failed: %s" % (run["simd"], errors))
+        with open(os.path.join(run["dir"], "run.json"), encoding="utf-8") as f:
+            run["result"] = json.load(f)
+        print("live-check: pe train under PE_SIMD=%s: %.0f s of training, finished %.0f s after the check began"
+              % (run["simd"], run["result"]["train_seconds"], time.time() - run["started"]))
+    return run["result"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--site", required=True, help="the built book (docs/html), with its live/ folder")
+    parser.add_argument("--bin", required=True, help="the native build (build/default): pe, ch01_experiment")
+    parser.add_argument("--work", required=True, help="a folder for the native runs")
+    parser.add_argument("--screenshots", required=True)
+    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument("--chromedriver", default="/usr/bin/chromedriver")
+    args = parser.parse_args()
+    check = Check(args)
+    check.site = os.path.realpath(args.site)
+    with open(os.path.join(check.site, "live", "module.js"), encoding="utf-8") as f:
+        if "peLiveModuleSource = null" in f.read():
+            print("live-check: the book was built without the module (build the wasm preset, then the docs "
+                  "target)", file=sys.stderr)
+            return 1
+    os.makedirs(args.screenshots, exist_ok=True)
+    os.makedirs(args.work, exist_ok=True)
+    start = time.time()
+    # The native references train while the browser draws the quick figures.
+    scalar_run = start_run(check, "scalar")
+    sse2_run = start_run(check, "sse2") if platform.machine() in ("x86_64", "AMD64") else None
+    driver = start_browser(args)
+    try:
+        for step in (check_alibi, check_t5_and_shaw, check_sinusoid, check_rope, check_permutation):
+            step(check, driver)
+            console_errors(check, driver, step.__name__)
+        check_training(check, driver, scalar_run, sse2_run)
+        check_stop(check, driver)
+        check_learned(check, driver)
+        check_lengths(check, driver, sse2_run)
+        console_errors(check, driver, "training")
+    finally:
+        driver.quit()
+        for run in (scalar_run, sse2_run):
+            if run and run["process"].poll() is None:
+                run["process"].kill()
+    print("live-check: %d checks passed, %d failed, %.0f s; screenshots in %s"
+          % (len(check.notes), len(check.failures), time.time() - start, args.screenshots))
+    return 1 if check.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
