@@ -73,7 +73,7 @@ struct RotaryOptions {
   RotaryLayout layout = RotaryLayout::adjacent;  ///< which coordinates pair up
   double fraction = 1.0;  ///< rotate the first fraction * D coordinates (GPT-NeoX's rotary_pct)
   /// A rule to reach past the training length (chapter 8); none: the trained frequencies.
-  std::shared_ptr<const RopeFrequencyRule> rule;
+  std::shared_ptr<const RopeFrequencyRule> rule = nullptr;
 };
 
 /// The rotated width d = floor(fraction * D) of a head of width D; an ag::Error unless d is even
