@@ -3,8 +3,13 @@
 // work is split so that results never depend on the thread count, the numbers are the same
 // bit for bit.
 #pragma once
+#include <cstdint>
 
 namespace ag {
+
+/// Below this many elements a kernel or op runs on the calling thread: waking a team costs
+/// more than the work. One value for every kernel and op, so that all switch at one size.
+inline constexpr std::int64_t kParallelElements = std::int64_t(1) << 15;
 
 /// True when this build runs its kernels on OpenMP threads.
 bool has_threads();

@@ -27,7 +27,7 @@
 
 namespace pe {
 
-/// The four options every chapter's experiment takes.
+/// The options every chapter's experiment takes (chapter_command_line turns them into flags).
 struct ChapterOptions {
   std::int64_t steps = 1500;  ///< the reference run's length
   std::uint64_t seed = 1;     ///< the seed of every run

@@ -4,15 +4,15 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "ag/threads.hpp"
 #include "ag/kernels/simd_variant.hpp"
 #include "ag/kernels/team.hpp"
 
 namespace ag::kernels::AG_SIMD_NS {
 namespace {
 
-// Below this many elements a call takes a few microseconds, about what waking an OpenMP team
-// costs, so it runs on the calling thread.
-constexpr std::size_t kParallelThreshold = std::size_t(1) << 15;
+// Below ag::kParallelElements (ag/threads.hpp) a call runs on the calling thread.
+constexpr auto kParallelThreshold = std::size_t(ag::kParallelElements);
 
 /// Columns [c0, c1) of bias_relu_backward.
 template <class T>

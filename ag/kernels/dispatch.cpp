@@ -13,8 +13,9 @@
 // copy, baseline code calling std::copy_n would execute AVX-512 instructions: SIGILL on an
 // older CPU. So every function of a variant lives in its own namespace (mostly an anonymous
 // one) and a variant exports nothing but its ag::kernels::<variant>:: names and xsimd
-// instantiations whose arch parameter is the variant's own; the test KernelVariantsExport-
-// OnlyTheirOwnNames (ag/tests/kernels/CMakeLists.txt) checks the object files for it.
+// instantiations whose arch parameter is the variant's own; the tests
+// KernelVariantExportsOnlyItsOwnNames.<variant> (ag/tests/kernels/CMakeLists.txt) check the
+// object files for it.
 #include "ag/kernels/dispatch.hpp"
 
 #include <cstdlib>

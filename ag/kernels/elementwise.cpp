@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <type_traits>
 
+#include "ag/threads.hpp"
 #include "ag/kernels/simd_variant.hpp"
 #include "ag/kernels/simd_exp.hpp"
 #include "ag/kernels/team.hpp"
@@ -16,10 +17,8 @@
 namespace ag::kernels::AG_SIMD_NS {
 namespace {
 
-// Below this many elements a pass takes a few microseconds, about what waking an OpenMP team
-// costs, so it runs on the calling thread. (A residual add of the reference model has half a
-// million.)
-constexpr std::size_t kParallelThreshold = std::size_t(1) << 15;
+// Below ag::kParallelElements (ag/threads.hpp) a call runs on the calling thread.
+constexpr auto kParallelThreshold = std::size_t(ag::kParallelElements);
 
 /// Calls pass(first, count) over [0, n), on all available threads when n is large: each
 /// thread gets one piece, cut at a multiple of 64 elements (whole cache lines, whole vectors),

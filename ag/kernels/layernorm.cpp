@@ -10,14 +10,14 @@
 #include <cstdint>
 #include <memory>
 
+#include "ag/threads.hpp"
 #include "ag/kernels/simd_variant.hpp"
 
 namespace ag::kernels::AG_SIMD_NS {
 namespace {
 
-// Below this many elements a call takes a few microseconds, about what waking an OpenMP
-// team costs, so it runs on the calling thread.
-[[maybe_unused]] constexpr std::size_t kParallelThreshold = std::size_t(1) << 15;  // (OpenMP only)
+// Below ag::kParallelElements (ag/threads.hpp) a call runs on the calling thread.
+[[maybe_unused]] constexpr auto kParallelThreshold = std::size_t(ag::kParallelElements);
 
 template <class T>
 void layernorm_row(const T* x, const T* gamma, const T* beta, T* y, T* mean_out, T* rstd_out,

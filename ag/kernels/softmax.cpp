@@ -7,15 +7,15 @@
 #include <cstddef>
 #include <limits>
 
+#include "ag/threads.hpp"
 #include "ag/kernels/simd_variant.hpp"
 #include "ag/kernels/simd_exp.hpp"
 
 namespace ag::kernels::AG_SIMD_NS {
 namespace {
 
-// Below this many elements the whole problem takes a few microseconds, about what waking
-// an OpenMP team costs, so it runs on the calling thread.
-[[maybe_unused]] constexpr std::size_t kParallelThreshold = std::size_t(1) << 15;  // (OpenMP only)
+// Below ag::kParallelElements (ag/threads.hpp) a call runs on the calling thread.
+[[maybe_unused]] constexpr auto kParallelThreshold = std::size_t(ag::kParallelElements);
 
 // Horizontal maximum of a batch. xsimd 8.1 has hadd but no reduce_max, so store the lanes
 // and scan them; this runs once per row, not once per element.

@@ -15,16 +15,12 @@
 #include <vector>
 
 #include "ag/functional.hpp"
+#include "ag/threads.hpp"
 #include "ag/profile.hpp"
 #include "ag/kernels/elementwise.hpp"
 #include "ag/src/impl.hpp"
 
 namespace ag {
-
-namespace {
-// Below this many elements the row loops run on the calling thread (OpenMP's start-up cost).
-[[maybe_unused]] constexpr std::int64_t kParallelElements = 1 << 15;
-}  // namespace
 
 std::int64_t counted_targets(const Tensor& logits, const Indices& targets,
                              std::int64_t ignore_index) {

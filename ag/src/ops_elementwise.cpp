@@ -143,8 +143,8 @@ namespace {
 // Applies a scalar function to every element. A plain loop on purpose: xtensor's SIMD
 // assignment mixes xsimd's and the standard library's versions of tanh, log, ... depending
 // on where a buffer starts in memory, which made results differ in the last bit from run
-// to run. (+ - * / and copies are rounded the same either way, so the xtensor expressions
-// in this file and in ops_shape.cpp are safe.)
+// to run. (+ - * / and copies are rounded the same either way, so the xtensor expression
+// that the binary ops keep for general broadcasting is safe.)
 template <class F>
 Tensor map_values(const Tensor& x, F f) {
   Tensor out = empty(x.shape(), x.dtype());

@@ -2,16 +2,11 @@
 
 #include <cmath>
 
+#include "ag/threads.hpp"
 #include "ag/profile.hpp"
 #include "ag/src/impl.hpp"
 
 namespace ag {
-
-namespace {
-// Below this many elements a parameter's update takes a few microseconds, about what waking
-// an OpenMP team costs, so it runs on the calling thread.
-[[maybe_unused]] constexpr std::int64_t kParallelElements = 1 << 15;
-}  // namespace
 
 Optimizer::Optimizer(std::vector<Tensor> parameters, double lr_)
     : lr(lr_), parameters_(std::move(parameters)) {

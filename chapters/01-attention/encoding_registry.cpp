@@ -4,6 +4,8 @@
 #include <cmath>
 #include <charconv>
 
+#include "ag/numbers.hpp"
+
 namespace pe {
 
 namespace {
@@ -70,12 +72,8 @@ double number_option(const EncodingSpec& spec, const std::string& encoding,
                      const std::string& key, double fallback) {
   const auto it = spec.options.find(key);
   if (it == spec.options.end()) return fallback;
-  try {
-    std::size_t used = 0;
-    const double value = std::stod(it->second, &used);
-    if (used == it->second.size() && std::isfinite(value)) return value;
-  } catch (const std::exception&) {
-  }
+  double value = 0;
+  if (ag::parse_double(it->second, value) && std::isfinite(value)) return value;
   throw ag::Error(encoding + ": option " + key + " must be a finite number, got '" + it->second + "'");
 }
 

@@ -103,37 +103,35 @@ constexpr const char* kAbout =
     "Chapter 8: every encoding trained at length 32 and evaluated at 32..512 on ShiftK, Copy "
     "and a character language model on the fortunes corpus.";
 
-void run(const pe::ChapterOptions& options) {
-  // [corpus-split]
-  const pe::FortunesSplit corpus = pe::split_fortunes_corpus(pe::kFortunesFolder);
-  const std::string train_text = options.out + "/fortunes-train.txt";
-  ag::write_file_atomically(train_text, corpus.train);
-  ag::write_file_atomically(options.out + "/fortunes-held-out.txt", corpus.held_out);
-  const pe::CharVocabulary vocabulary(corpus.train);
-  const std::vector<std::int64_t> held_out = vocabulary.encode(corpus.held_out);
-  // [corpus-split]
-  std::printf(
-      "corpus: %ld files of %s, %ld distinct fortunes (%ld duplicates dropped, %ld "
-      "non-ASCII bytes dropped)\n  training: %ld fortunes, %zu characters; held out: "
-      "%ld fortunes, %zu characters; vocabulary %ld\n",
-      long(corpus.files), pe::kFortunesFolder,
-      long(corpus.train_fortunes + corpus.held_out_fortunes), long(corpus.duplicates),
-      long(corpus.dropped_bytes), long(corpus.train_fortunes), corpus.train.size(),
-      long(corpus.held_out_fortunes), corpus.held_out.size(), long(vocabulary.size()));
+// Everything the steps of the experiment share: its options, the held-out text, the lengths
+// and seeds, the summary the chapter quotes, the text of tables.md, and what the runs gave.
+struct Experiment {
+  const pe::ChapterOptions& options;
+  std::vector<std::int64_t> held_out;  // the held-out fortunes, as token ids
+  std::vector<std::int64_t> lengths;   // the evaluation lengths
+  std::int64_t seeds = 1;
+  json& summary;
+  std::string tables;  // tables.md, section after section
+  // The seed-1 model of each row, "task/rope-l2", for the figures, the probe and the scaling.
+  std::map<std::string, std::unique_ptr<pe::Trainer>> seed1_models;
+  // results[task][row name][s]: the row's results at every length, for seed s
+  std::map<std::string, std::map<std::string, std::vector<std::vector<pe::LengthResult>>>> results;
+};
 
-  // Every training, in one list (length_plan.hpp). --fast keeps one seed.
-  const std::int64_t seeds = options.fast ? 1 : kSeeds;
-  const std::vector<std::int64_t>& lengths = options.fast ? kFastLengths : kLengths;
-  const std::vector<LengthRun> plan = plan_length_runs(
-      options.out, options.seed, seeds, options.steps, train_text, vocabulary.size());
-  std::vector<pe::PlannedRun> planned;
-  for (const LengthRun& p : plan) planned.push_back(p.run);
-  const std::vector<pe::FinishedRun> finished = pe::run_or_reuse(planned, options.run_list(2));
+// The model every row shares but for its depth and heads: a two-layer row's.
+const pe::TrainConfig& row_shape(const std::vector<LengthRun>& plan) {
+  const auto two_layers = std::find_if(plan.begin(), plan.end(), [](const LengthRun& p) {
+    return p.variant.layers == 2 && p.variant.heads == kHeads;
+  });
+  ag::check(two_layers != plan.end(), "ch08", "the plan has no two-layer row");
+  return two_layers->run.config;
+}
 
-  json& summary = pe::experiment_summary();
+void record_setup(Experiment& e, const pe::TrainConfig& shape, const pe::FortunesSplit& corpus,
+                  const pe::CharVocabulary& vocabulary) {
+  json& summary = e.summary;
   summary["train_length"] = kTrainLength;
-  summary["lengths"] = lengths;
-  const pe::TrainConfig& shape = planned[2].config;  // a two-layer row: every row but depth
+  summary["lengths"] = e.lengths;
   summary["model"] = {{"width", shape.model.width},     {"heads", shape.model.heads},
                       {"ffn_width", shape.model.ffn_width}, {"batch", shape.batch},
                       {"lr", shape.lr},                 {"layers", "2 (none: 1 and 8)"}};
@@ -142,8 +140,8 @@ void run(const pe::ChapterOptions& options) {
   summary["model"]["head_width_rows"] = {{"heads", kHeadWidthVariants.front().heads},
                                          {"head_width", kWidth / kHeadWidthVariants.front().heads},
                                          {"encodings", head_width_rows}};
-  summary["seeds"] = seeds;
-  summary["fast"] = options.fast;
+  summary["seeds"] = e.seeds;
+  summary["fast"] = e.options.fast;
   summary["corpus"] = {{"folder", pe::kFortunesFolder},
                        {"files", corpus.files},
                        {"fortunes", corpus.train_fortunes + corpus.held_out_fortunes},
@@ -155,12 +153,18 @@ void run(const pe::ChapterOptions& options) {
                        {"non_ascii_bytes_dropped", corpus.dropped_bytes},
                        {"vocabulary", vocabulary.size()},
                        {"scored_characters_per_length", kScoredCharacters}};
-  std::string tables;
+}
 
+// Each finished run's model at every evaluation length.
+void evaluate_runs(Experiment& e, const std::vector<LengthRun>& plan,
+                   const std::vector<pe::FinishedRun>& finished) {
+  const pe::ChapterOptions& options = e.options;
+  const std::vector<std::int64_t>& lengths = e.lengths;
+  const std::vector<std::int64_t>& held_out = e.held_out;
+  json& summary = e.summary;
+  auto& seed1_models = e.seed1_models;
+  auto& results = e.results;
   // [evaluate-lengths]
-  std::map<std::string, std::unique_ptr<pe::Trainer>> seed1_models;  // "task/rope-l2"
-  // results[task][row name][s]: the row's results at every length, for seed s
-  std::map<std::string, std::map<std::string, std::vector<std::vector<pe::LengthResult>>>> results;
   for (std::size_t r = 0; r < finished.size(); ++r) {
     const pe::TrainConfig& c = finished[r].config;
     const Variant& v = plan[r].variant;
@@ -180,120 +184,141 @@ void run(const pe::ChapterOptions& options) {
     if (c.seed == options.seed) seed1_models[c.task + "/" + run_name(v)] = std::move(trainer);
   }
   // [evaluate-lengths]
+}
 
-  // One table and one figure per task: the mean over the seeds at every length (accuracy on the
-  // synthetic tasks, bits per character on text), and the spread when there are several seeds.
-  // Then the head-width table of the task: each row of kHeadWidthVariants under its row of 8
-  // heads.
+// Whether a task is scored in bits per character (text) or in accuracy.
+bool is_text(const std::string& task) { return task == std::string("charlm"); }
+
+// One row of a task's table over the seeds: its cells (mean ± sd at every length), its means
+// for the figure; the means also go into the summary.
+std::pair<std::string, std::vector<pe::LengthResult>> row_means(Experiment& e,
+                                                                const std::string& task,
+                                                                const Variant& v) {
+  const bool text = is_text(task);
+  std::string cells;
+  std::vector<pe::LengthResult> row;
+  for (std::size_t i = 0; i < e.lengths.size(); ++i) {
+    std::vector<double> values;
+    pe::LengthResult mean;
+    mean.length = e.lengths[i];
+    for (const auto& seed_results : e.results[task][v.name]) {
+      const pe::LengthResult& one = seed_results[i];
+      if (!one.ran) mean.error = one.error;
+      values.push_back(text ? one.bits : one.accuracy);
+    }
+    if (!mean.error.empty()) {
+      cells += " " + pe::cannot_run_cell(mean.error) + " |";
+    } else {
+      const auto [m, sd] = mean_sd(values);
+      mean.ran = true;
+      (text ? mean.bits : mean.accuracy) = m;
+      e.summary["means"][task][v.name][std::to_string(e.lengths[i])] = {
+          {text ? "bits" : "accuracy", m}, {"sd", sd}, {"seeds", values.size()}};
+      cells += " " + fixed(m, 3) + (values.size() > 1 ? " ± " + fixed(sd, 3) : "") + " |";
+    }
+    row.push_back(mean);
+  }
+  return {cells, row};
+}
+
+// The y axis of a task's figure: accuracy from 0 to 1; on text, bits up to the worst mean, so
+// that no line leaves the figure.
+std::pair<double, double> y_range_of(const std::string& task, const MeanRows& means) {
+  if (!is_text(task)) return {0.0, 1.0};
+  double worst = 4;
+  for (const auto& [name, row] : means)
+    for (const auto& r : row)
+      if (r.ran && std::isfinite(r.bits)) worst = std::max(worst, r.bits);
+  return {1.5, std::ceil(worst + 0.5)};
+}
+
+// What a task's tables show, for tables.md: the metric, how much was scored, over which seeds.
+std::string what_is_shown(const Experiment& e, const std::string& task) {
   const std::string over =
-      seeds == 1 ? "seed " + std::to_string(options.seed)
-                 : "mean ± standard deviation over " + std::to_string(seeds) + " seeds";
-  const std::string figure_seeds =
-      seeds == 1 ? std::string("one seed") : "mean of " + std::to_string(seeds) + " seeds";
-  for (const std::string& task : kTasks) {
-    const bool text = task == std::string("charlm");
-    const std::string metric = text ? "bits" : "accuracy";
-    // The cells of one row (mean ± sd at every length), its means for the figure, and the
-    // means in the summary.
-    auto row_of = [&](const Variant& v) {
-      std::string cells;
-      std::vector<pe::LengthResult> row;
-      for (std::size_t i = 0; i < lengths.size(); ++i) {
-        std::vector<double> values;
-        pe::LengthResult mean;
-        mean.length = lengths[i];
-        for (const auto& seed_results : results[task][v.name]) {
-          const pe::LengthResult& one = seed_results[i];
-          if (!one.ran) mean.error = one.error;
-          values.push_back(text ? one.bits : one.accuracy);
-        }
-        if (!mean.error.empty()) {
-          cells += " " + pe::cannot_run_cell(mean.error) + " |";
-        } else {
-          const auto [m, sd] = mean_sd(values);
-          mean.ran = true;
-          (text ? mean.bits : mean.accuracy) = m;
-          summary["means"][task][v.name][std::to_string(lengths[i])] = {
-              {metric, m}, {"sd", sd}, {"seeds", values.size()}};
-          cells += " " + fixed(m, 3) + (values.size() > 1 ? " ± " + fixed(sd, 3) : "") + " |";
-        }
-        row.push_back(mean);
-      }
-      return std::make_pair(cells, row);
-    };
-    const std::string what =
-        (text ? "held-out bits per character (" + std::to_string(kScoredCharacters) +
-                    " characters at each length), "
-              : "held-out token accuracy (" + std::to_string(kSyntheticTokens) +
-                    " tokens at each length), ") +
-        over;
-    std::pair<double, double> y_range{0.0, 1.0};
-    // On text the y axis reaches the worst mean, so that no line leaves the figure.
-    auto set_y_range = [&](const MeanRows& means) {
-      if (!text) return;
-      double worst = 4;
-      for (const auto& [name, row] : means)
-        for (const auto& r : row)
-          if (r.ran && std::isfinite(r.bits)) worst = std::max(worst, r.bits);
-      y_range = {1.5, std::ceil(worst + 0.5)};
-    };
+      e.seeds == 1 ? "seed " + std::to_string(e.options.seed)
+                   : "mean ± standard deviation over " + std::to_string(e.seeds) + " seeds";
+  return (is_text(task) ? "held-out bits per character (" + std::to_string(kScoredCharacters) +
+                              " characters at each length), "
+                        : "held-out token accuracy (" + std::to_string(kSyntheticTokens) +
+                              " tokens at each length), ") +
+         over;
+}
 
-    std::string table = table_header({"encoding"}, lengths);
-    MeanRows means;
+std::string seeds_in_figure(const Experiment& e) {
+  return e.seeds == 1 ? std::string("one seed") : "mean of " + std::to_string(e.seeds) + " seeds";
+}
+
+// A task's table and figure: the mean over the seeds at every length, and the spread when
+// there are several seeds.
+void write_task_table(Experiment& e, const std::string& task) {
+  const bool text = is_text(task);
+  std::string table = table_header({"encoding"}, e.lengths);
+  MeanRows means;
+  for (const Variant& v : kVariants) {
+    const auto [cells, row] = row_means(e, task, v);
+    table += "| " + v.name + " |" + cells + "\n";
+    means.push_back({v.name, row});
+  }
+  e.summary["tables"][task] = pe::split_lines(table);
+  e.tables += "\n" + task + ": " + what_is_shown(e, task) + "\n\n" + table;
+  const std::string title = text ? "fortunes: bits per character" : task + ": held-out accuracy";
+  const std::string figure = text ? std::string("charlm_bits") : task + "_accuracy";
+  plot_against_length(e.options.out + "/" + figure + ".png",
+                      title + ", trained at length 32 (" + seeds_in_figure(e) + ")",
+                      text ? "bits per character" : "accuracy", means, y_range_of(task, means));
+}
+
+// The head-width table of a task: each row of kHeadWidthVariants under its row of 8 heads.
+void write_head_width_table(Experiment& e, const std::string& task) {
+  const bool text = is_text(task);
+  const std::vector<std::int64_t>& lengths = e.lengths;
+  auto row_of = [&](const Variant& v) { return row_means(e, task, v); };
+  // [head-width]
+  std::string heads_table = table_header({"encoding", "heads × width"}, lengths);
+  MeanRows head_means;
+  for (const Variant& wide : kHeadWidthVariants) {
     for (const Variant& v : kVariants) {
-      const auto [cells, row] = row_of(v);
-      table += "| " + v.name + " |" + cells + "\n";
-      means.push_back({v.name, row});
-    }
-    summary["tables"][task] = pe::split_lines(table);
-    tables += "\n" + task + ": " + what + "\n\n" + table;
-    set_y_range(means);
-    const std::string title = text ? "fortunes: bits per character" : task + ": held-out accuracy";
-    const std::string figure = text ? std::string("charlm_bits") : task + "_accuracy";
-    plot_against_length(options.out + "/" + figure + ".png",
-                        title + ", trained at length 32 (" + figure_seeds + ")",
-                        text ? "bits per character" : "accuracy", means, y_range);
-
-    // [head-width]
-    std::string heads_table = table_header({"encoding", "heads × width"}, lengths);
-    MeanRows head_means;
-    for (const Variant& wide : kHeadWidthVariants) {
-      for (const Variant& v : kVariants) {
-        if (v.encoding != wide.encoding || v.layers != wide.layers) continue;
-        for (const Variant& row : {v, wide}) {
-          const auto [cells, means_of_row] = row_of(row);
-          const std::string split =
-              std::to_string(row.heads) + " × " + std::to_string(kWidth / row.heads);
-          heads_table += "| " + row.encoding + " | " + split + " |" + cells + "\n";
-          head_means.push_back({row.encoding + ", " + split, means_of_row});
-        }
+      if (v.encoding != wide.encoding || v.layers != wide.layers) continue;
+      for (const Variant& row : {v, wide}) {
+        const auto [cells, means_of_row] = row_of(row);
+        const std::string split =
+            std::to_string(row.heads) + " × " + std::to_string(kWidth / row.heads);
+        heads_table += "| " + row.encoding + " | " + split + " |" + cells + "\n";
+        head_means.push_back({row.encoding + ", " + split, means_of_row});
       }
     }
-    // [head-width]
-    summary["tables"]["heads_" + task] = pe::split_lines(heads_table);
-    tables += "\n" + task + ", heads of width " + std::to_string(kWidth / kHeads) + " and " +
+  }
+  // [head-width]
+  e.summary["tables"]["heads_" + task] = pe::split_lines(heads_table);
+  e.tables += "\n" + task + ", heads of width " + std::to_string(kWidth / kHeads) + " and " +
               std::to_string(kWidth / kHeadWidthVariants.front().heads) + " (width " +
-              std::to_string(kWidth) + "): " + what + "\n\n" + heads_table;
-    set_y_range(head_means);
-    plot_against_length(options.out + "/heads_" + figure + ".png",
-                        title + ", heads of 8 and 32 (" + figure_seeds + ")",
-                        text ? "bits per character" : "accuracy", head_means, y_range);
-  }
+              std::to_string(kWidth) + "): " + what_is_shown(e, task) + "\n\n" + heads_table;
+  const std::string title = text ? "fortunes: bits per character" : task + ": held-out accuracy";
+  const std::string figure = text ? std::string("charlm_bits") : task + "_accuracy";
+  plot_against_length(e.options.out + "/heads_" + figure + ".png",
+                      title + ", heads of 8 and 32 (" + seeds_in_figure(e) + ")",
+                      text ? "bits per character" : "accuracy", head_means,
+                      y_range_of(task, head_means));
+}
 
-  // Attention at 4x the training length, on ShiftK.
+// Attention at 4x the training length, on ShiftK.
+void write_attention_figures(const Experiment& e) {
   for (const std::string name : {"rope-l2", "rope-l2-h2", "alibi-l2", "none-l1"}) {
-    pe::write_attention_figure(*seed1_models.at("shiftk/" + name), 4 * kTrainLength,
-                               options.out + "/attention_128_" + name + ".png");
+    pe::write_attention_figure(*e.seed1_models.at("shiftk/" + name), 4 * kTrainLength,
+                               e.options.out + "/attention_128_" + name + ".png");
   }
+}
 
-  // Where the NoPE language models still know their position past length 32.
-  tables += "\nNoPE charlm models: linear probe of the position at length " +
+// Where the NoPE language models still know their position past length 32.
+void write_nope_probe(Experiment& e) {
+  json& summary = e.summary;
+  e.tables += "\nNoPE charlm models: linear probe of the position at length " +
             std::to_string(4 * kTrainLength) +
             ", R^2 within each band of 32 positions (mean absolute error, in positions)\n\n";
   std::vector<pe::Series> probe_lines;
   for (const std::string name : {"none-l1", "none-l8"}) {
-    const auto bands = pe::probe_position_bands(seed1_models.at("charlm/" + name)->model(),
-                                                held_out, 4 * kTrainLength, kTrainLength);
+    const auto bands = pe::probe_position_bands(e.seed1_models.at("charlm/" + name)->model(),
+                                                e.held_out, 4 * kTrainLength, kTrainLength);
     std::string table =
         "| " + name + ", layer | 0-31 (train) | 32-63 | 64-95 | 96-127 |\n|---|---|---|---|---|\n";
     for (std::size_t layer = 0; layer < bands.size(); ++layer) {
@@ -312,14 +337,20 @@ void run(const pe::ChapterOptions& options) {
       if (layer + 1 == bands.size()) probe_lines.push_back(s);  // the last layer in the figure
     }
     summary["tables"]["probe_" + name] = pe::split_lines(table);
-    tables += table + "\n";
+    e.tables += table + "\n";
   }
-  pe::write_line_plot(options.out + "/nope_probe_bands.png", probe_lines,
+  pe::write_line_plot(e.options.out + "/nope_probe_bands.png", probe_lines,
                       "NoPE: probe R^2 within bands of 32 positions (last layer), length 128",
                       "middle of the band of positions", "R^2", false, std::make_pair(-30.0, 1.0));
+}
 
+// RoPE's scaling rules on the seed-1 RoPE language model, with and without a fine-tune.
+void write_rope_scaling(Experiment& e) {
+  const pe::ChapterOptions& options = e.options;
+  const std::vector<std::int64_t>& held_out = e.held_out;
+  json& summary = e.summary;
   // [rope-scaling]
-  const pe::Trainer& rope = *seed1_models.at("charlm/rope-l2");
+  const pe::Trainer& rope = *e.seed1_models.at("charlm/rope-l2");
   const std::string rope_checkpoint =
       run_folder(options.out, "charlm", {"rope", "rope", 2}, options.seed) + "/checkpoint.agt";
   std::string header = "| rule | fine-tuned |", rule_line = "|---|---|";
@@ -357,7 +388,7 @@ void run(const pe::ChapterOptions& options) {
     }
   }
   summary["tables"]["rope_scaling"] = pe::split_lines(table);
-  tables += "\nRoPE charlm model (seed " + std::to_string(options.seed) +
+  e.tables += "\nRoPE charlm model (seed " + std::to_string(options.seed) +
             ") under each scaling rule for s = 8: held-out bits per character\n\n" + table;
   // [rope-scaling]
   double top = 4;
@@ -371,9 +402,47 @@ void run(const pe::ChapterOptions& options) {
                       "RoPE on fortunes, trained at 32, scaling rules for s = 8",
                       "log2 of the evaluation length (5 = 32, 8 = 256)", "bits per character",
                       false, std::make_pair(1.5, top));
+}
 
-  ag::write_file_atomically(options.out + "/tables.md", tables);
-  std::printf("%s\ntables in %s/tables.md\n", tables.c_str(), options.out.c_str());
+void run(const pe::ChapterOptions& options) {
+  // [corpus-split]
+  const pe::FortunesSplit corpus = pe::split_fortunes_corpus(pe::kFortunesFolder);
+  const std::string train_text = options.out + "/fortunes-train.txt";
+  ag::write_file_atomically(train_text, corpus.train);
+  ag::write_file_atomically(options.out + "/fortunes-held-out.txt", corpus.held_out);
+  const pe::CharVocabulary vocabulary(corpus.train);
+  const std::vector<std::int64_t> held_out = vocabulary.encode(corpus.held_out);
+  // [corpus-split]
+  std::printf(
+      "corpus: %ld files of %s, %ld distinct fortunes (%ld duplicates dropped, %ld "
+      "non-ASCII bytes dropped)\n  training: %ld fortunes, %zu characters; held out: "
+      "%ld fortunes, %zu characters; vocabulary %ld\n",
+      long(corpus.files), pe::kFortunesFolder,
+      long(corpus.train_fortunes + corpus.held_out_fortunes), long(corpus.duplicates),
+      long(corpus.dropped_bytes), long(corpus.train_fortunes), corpus.train.size(),
+      long(corpus.held_out_fortunes), corpus.held_out.size(), long(vocabulary.size()));
+
+
+  // Every training, in one list (length_plan.hpp). --fast keeps one seed.
+  Experiment e{options, held_out, options.fast ? kFastLengths : kLengths,
+               options.fast ? 1 : kSeeds, pe::experiment_summary()};
+  const std::vector<LengthRun> plan = plan_length_runs(
+      options.out, options.seed, e.seeds, options.steps, train_text, vocabulary.size());
+  std::vector<pe::PlannedRun> planned;
+  for (const LengthRun& p : plan) planned.push_back(p.run);
+  const std::vector<pe::FinishedRun> finished = pe::run_or_reuse(planned, options.run_list(2));
+
+  record_setup(e, row_shape(plan), corpus, vocabulary);
+  evaluate_runs(e, plan, finished);
+  for (const std::string& task : kTasks) {
+    write_task_table(e, task);
+    write_head_width_table(e, task);
+  }
+  write_attention_figures(e);
+  write_nope_probe(e);
+  write_rope_scaling(e);
+  ag::write_file_atomically(options.out + "/tables.md", e.tables);
+  std::printf("%s\ntables in %s/tables.md\n", e.tables.c_str(), options.out.c_str());
 }
 
 int main(int argc, char** argv) {

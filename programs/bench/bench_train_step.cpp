@@ -20,6 +20,7 @@
 #include "ag/optim.hpp"
 #include "ag/profile.hpp"
 #include "ag/threads.hpp"
+#include "base/command_line.hpp"
 #include "chapters/01-attention/decoder.hpp"
 #include "ag/kernels/dispatch.hpp"
 #include "programs/bench/peak_fma.hpp"
@@ -68,21 +69,23 @@ int main(int argc, char** argv) {
   int steps = 20;
   bool profile = false;
   pe::DecoderConfig config;  // the reference model
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--steps" && i + 1 < argc) {
-      steps = std::stoi(argv[++i]);
-    } else if (arg == "--layers" && i + 1 < argc) {
-      config.layers = std::stoi(argv[++i]);
-    } else if (arg == "--heads" && i + 1 < argc) {
-      config.heads = std::stoi(argv[++i]);
-    } else if (arg == "--profile") {
-      profile = true;
-    } else {
-      std::cerr << "bench_train_step: unknown option '" << arg
-                << "' (expected --steps N, --layers L, --heads H or --profile)\n";
-      return 2;
-    }
+  CLI::App app{"One training step of the reference model, timed at 1 and 2 threads, beside the "
+               "machine's FMA peak", "bench_train_step"};
+  app.add_option("--steps", steps, "steps timed at each thread count, after 2 that warm up")
+      ->capture_default_str()
+      ->check(pe::whole_number(1, 100000));
+  app.add_option("--layers", config.layers, "decoder blocks")
+      ->capture_default_str()
+      ->check(pe::whole_number<std::int64_t>(1, 64));
+  app.add_option("--heads", config.heads, "attention heads (the width 256 must divide)")
+      ->capture_default_str()
+      ->check(pe::whole_number<std::int64_t>(1, 256));
+  app.add_flag("--profile", profile, "also print where the time of the steps at 1 thread went");
+  if (const auto status = pe::parse_command_line(app, argc, argv)) return *status;
+  if (config.width % config.heads != 0) {
+    std::cerr << "bench_train_step: --heads " << config.heads << " does not divide the width "
+              << config.width << "\n";
+    return 2;
   }
   // The peak of the instruction set the kernels run on (the widest the CPU has, unless PE_SIMD
   // chose another), measured before the model exists so that nothing else competes.

@@ -9,7 +9,7 @@ set -euo pipefail
 build=${1:-build/default}
 steps=${2:-20}
 here=$(cd "$(dirname "$0")" && pwd)
-ours="$build/bench/bench_train_step"
+ours="$build/programs/bench/bench_train_step"
 [ -x "$ours" ] || { echo "compare_train_step: $ours not found; build the bench_train_step target" >&2; exit 2; }
 have_torch=1
 if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then

@@ -7,7 +7,7 @@ build (pe_live.js) and the worker's script, each as a JavaScript string, from wh
 starts its Web Worker (a page opened from file:// may not load a worker's script from a
 file). Without the module, module.js says so and each figure shows how to build it.
 
-Usage: install_live.py --site build/default/docs/html [--module build/wasm/web/pe_live.js]
+Usage: install_live.py --site build/default/docs/html [--module build/wasm/programs/web/pe_live.js]
 """
 import argparse
 import json
