@@ -1,5 +1,6 @@
-# Chapters 00..PE_LAST_CHAPTER, in order; each one depends only on the framework and the
-# chapters before it.
+# Chapters 00..PE_LAST_CHAPTER, in order. Each chapter's library depends only on the framework,
+# base/ and the chapters before it; its program and tests also on the lab (README.md, "The
+# house"; the check: tests/layering).
 if(NOT PE_LAST_CHAPTER MATCHES "^[0-8]$")
   message(FATAL_ERROR "PE_LAST_CHAPTER must be a chapter number from 0 to 8, not '${PE_LAST_CHAPTER}'")
 endif()
@@ -19,18 +20,18 @@ function(pe_chapter_tests chapter)
 endfunction()
 
 # pe_register_encodings(chNN function): chapter NN's library defines `void pe::function()`,
-# which registers its encodings. A program linked with pe_link_experiment_bench calls the
+# which registers its encodings. A program linked with pe_link_lab calls the
 # functions of the chapters it may know.
 function(pe_register_encodings chapter function)
   set_property(GLOBAL APPEND PROPERTY PE_ENCODING_REGISTRARS "${chapter}:${function}")
 endfunction()
 
-# pe_link_experiment_bench(target last): links `target` to the experiment bench (lab_run:
-# tasks, trainer, runs, figures) and gives it its own register_chapter_encodings(),
+# pe_link_lab(target last): links `target` to the lab (lab_run: tasks, trainer, runs,
+# figures) and gives it its own register_chapter_encodings(),
 # generated to call the registration functions of chapters 02..last only, and links those
 # chapters. So chapter N's experiment holds chapters 0..N and none after them, and `pe`
 # (last = PE_LAST_CHAPTER) holds every encoding in the build. The check: tests/layering.
-function(pe_link_experiment_bench target last)
+function(pe_link_lab target last)
   get_property(registrars GLOBAL PROPERTY PE_ENCODING_REGISTRARS)
   set(PE_REGISTRAR_DECLARATIONS "")
   set(PE_REGISTRAR_CALLS "")
@@ -60,7 +61,7 @@ foreach(dir IN LISTS pe_chapter_dirs)
   math(EXPR number "${number}")
   if(number LESS_EQUAL PE_LAST_CHAPTER AND EXISTS ${PROJECT_SOURCE_DIR}/chapters/${dir}/CMakeLists.txt)
     add_subdirectory(chapters/${dir})
-    # Every chapter's program reads its command line through base: --help works, and an
+    # Every chapter's program reads its command line through base/: --help works, and an
     # unknown option stops it (exit status 2) before it does anything.
     string(SUBSTRING "${dir}" 0 2 two_digits)
     set(program ch${two_digits}_experiment)
