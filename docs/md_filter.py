@@ -18,9 +18,10 @@ these, so this filter rewrites a page on its way into Doxygen and leaves the fil
 - The page gets its label on its first heading and, when it is a chapter, links to the
   previous and the next chapter.
 - A live figure's marker, <!-- live-figure: NAME --> on a line of its own (invisible on a
-  forge; its grammar, like every marker's, is base/markers's), becomes the figure's place in the page and loads the live pages' scripts (programs/web/page,
+  forge), becomes the figure's place in the page and loads the live pages' scripts (programs/web/page,
   copied into the site's live/ folder by programs/web/install_live.py): the first marker of a page
-  loads the shared ones, each marker its own figures/NAME.js.
+  loads the shared ones, each marker its own figures/NAME.js. Its grammar, like every marker's,
+  is in base/markers (read through it).
 
 Usage: md_filter.py [--book BOOK.json] FILE   (writes the filtered page to stdout)
 BOOK.json: {"root": repo, "pages": [{"path": "chapters/00-autograd/README.md", "label": "ch00",

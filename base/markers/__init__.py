@@ -9,9 +9,10 @@ Doxygen book) and .ci/run (python3 -m markers test-command README.md).
 Snippet quote (markdown; snippets.py): the comment names a source file, relative to the
 repository, and a region in it; the fenced block right after it holds the region's lines.
 
-    <!-- snippet: ag/src/engine.cpp#backward-loop -->
+    <!-- snippet: ag/src/engine.cpp#record -->
     ```cpp
-    ...the lines of the region...
+    Tensor record(const char* op, Tensor output, std::vector<Tensor> inputs, BackwardFn backward) {
+    ...the other lines of the region...
     ```
 
 Snippet region (C++ source; snippets.py): two lines that contain `// [name]` enclose the
@@ -20,13 +21,15 @@ indentation removed. Lines that are only another region's marker are left out (r
 nest or overlap), and so are task markers. In a handout (its record, HANDOUT_RECORD, names
 the tasks it stubs) a quote matches whatever code stands in those tasks.
 
-    // [backward-loop]
-    for (Node* node : order) node->backward();
-    // [backward-loop]
+    // [record]
+    Tensor record(const char* op, Tensor output, std::vector<Tensor> inputs, BackwardFn backward) {
+    ...
+    // [record]
 
 Task (C++ source; tasks.py): a coursework task's solution, one or more regions per task,
 each the tail of a function body (programs/coursework replaces it with a stub). Task numbers
-read as chapter.task; a region never holds another one.
+read as chapter.task (leading zeros dropped); a region never holds another one, and a
+`// TASK` comment of any other form is an error.
 
     // TASK 5.3 begin: rotate the pairs
     ...the solution...
@@ -55,15 +58,17 @@ block right after the marker or, for a table, as the lines up to the end marker.
 Inline value (markdown; results.py): a number in the prose, followed at once by the comment
 that names its value in a summary (the same targets, no options).
 
-    ShiftK reaches 99.8%<!-- value: runs.shiftk.accuracy -->, the dot product 124.4<!-- value:
-    values.dot_r1 -->, ...
+    ShiftK reaches 99.8%<!-- value: runs.shiftk.accuracy --> of the held-out tokens
+    the dot product is 124.4<!-- value: values.dot_r1 --> at r = 1
+    with 8 layers, 99.7%<!-- value: ../07-nope/results/summary.json#runs.shiftk-l8.accuracy -->
 
-  The number must be the value rounded to the decimals written (within half a unit of the
-  last digit: a value half-way between two roundings may go either way). A `%` right after
-  the number says the value is a fraction, shown times 100.
+  The number (digits, perhaps a sign and decimals) and its comment stand on one line. The
+  number must be the value rounded to the decimals written (within half a unit of the last
+  digit: a value half-way between two roundings may go either way). A `%` right after the
+  number says the value is a fraction, shown times 100.
 
-Markers inside a fenced code block that is not a quote (one that shows the syntax)
-are text, not markers: snippets and results both skip such blocks (lines.ShownCode).
+Markers inside a fenced code block that is not a quote (one that shows the syntax) are text,
+not markers: snippets and results both skip such blocks (lines.ShownCode).
 
 Test command (README.md; comments.py): CI runs the first line after the marker that does
 not open a code fence, so that the README's command and CI's cannot drift apart.

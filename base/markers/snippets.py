@@ -1,7 +1,7 @@
 """Snippets: the book's quotes of its source code, the markdown side and the source side.
 
-    <!-- snippet: ag/src/engine.cpp#backward-loop -->      in the markdown, before a fenced block
-    // [backward-loop]                                     in the source, before and after
+    <!-- snippet: ag/src/engine.cpp#record -->     in the markdown, before a fenced block
+    // [record]                                    in the source, before and after the region
 """
 import json
 import re

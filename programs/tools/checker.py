@@ -1,6 +1,7 @@
 """What the book's two checkers share (snippets.py and results.py): the problems they report,
 their report, and the selftest's comparison of what a fixture expects with what was found.
-The markers they check, and their grammars, are base/markers's."""
+The grammars of the markers they check live in base/markers, which this file puts on the
+import path for them."""
 import sys
 from dataclasses import dataclass
 from pathlib import Path

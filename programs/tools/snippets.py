@@ -8,7 +8,8 @@ checks the quotes of markdown files against their sources, or rewrites them.
 
     snippets.py check  <repo-root> <markdown files...>   report every quote that differs
     snippets.py update <repo-root> <markdown files...>   rewrite the quotes from the sources
-    snippets.py selftest <testdata-dir> <scratch-dir>    the checker's own test (snippets_selftest.py)
+    snippets.py selftest <testdata-dir> <scratch-dir>    the checker's own test
+                                                         (snippets_selftest.py)
 
 Exit status: 0 when every quote matches (or was updated), 1 when some quote is wrong or
 cannot be resolved, 2 on a usage error.

@@ -37,7 +37,8 @@ class Scan(unittest.TestCase):
         self.assertEqual((a.line, a.start, a.written, a.percent, a.target),
                          (4, 7, "99.8", True, "runs.a"))
         self.assertEqual((b.written, b.percent, b.target), ("-3", False, "s.json#b"))
-        self.assertEqual((table.target, table.first, table.end, table.fenced), ("t.json#table?rows=a", 9, 10, False))
+        self.assertEqual((table.target, table.first, table.end, table.fenced),
+                         ("t.json#table?rows=a", 9, 10, False))
         self.assertEqual((last.marker, last.closed), (11, False))  # and nothing after it
 
     def test_a_table_block_without_its_end_marker(self):
@@ -86,7 +87,8 @@ class Targets(unittest.TestCase):
         self.assertEqual(self.lines("output?lines=2-3"), ["line 2", "line 3"])
         self.assertEqual(self.lines("table?rows=c,a"), SUMMARY["table"][:3] + ["| c | 3 |"])
         # in the order of their names: lines (of the whole table), then rows
-        self.assertEqual(self.lines("table?rows=b,c&lines=1-4"), SUMMARY["table"][:2] + ["| b | 2 |"])
+        self.assertEqual(self.lines("table?rows=b,c&lines=1-4"),
+                         SUMMARY["table"][:2] + ["| b | 2 |"])
 
     def test_keys_walk_objects_then_arrays(self):
         self.assertEqual(self.value("runs.a.by.0.1"), 0.641)
@@ -107,7 +109,8 @@ class Targets(unittest.TestCase):
                          "lines=2-4 is not a range within the 3 lines of 'output'")
         self.assertEqual(self.error(self.lines, "table?rows=z"), "no row of 'table' starts with z")
         self.assertEqual(self.error(self.lines, "mixed"), "'mixed' is not a list of lines")
-        self.assertEqual(self.error(self.lines, "runs"), "'runs' is neither text nor a list of lines")
+        self.assertEqual(self.error(self.lines, "runs"),
+                         "'runs' is neither text nor a list of lines")
         self.assertEqual(self.error(self.value, "flag"), "'flag' is not a number")
         self.assertEqual(self.error(self.value, "runs.a.accuracy?x=1"), "a value takes no options")
 
