@@ -20,7 +20,8 @@ these, so this filter rewrites a page on its way into Doxygen and leaves the fil
 - A live figure's marker, <!-- live-figure: NAME --> on a line of its own (invisible on a
   forge), becomes the figure's place in the page and loads the live pages' scripts (programs/web/page,
   copied into the site's live/ folder by programs/web/install_live.py): the first marker of a page
-  loads the shared ones, each marker its own figures/NAME.js.
+  loads the shared ones, each marker its own figures/NAME.js. Its grammar, like every marker's,
+  is in base/markers (read through it).
 
 Usage: md_filter.py [--book BOOK.json] FILE   (writes the filtered page to stdout)
 BOOK.json: {"root": repo, "pages": [{"path": "chapters/00-autograd/README.md", "label": "ch00",
@@ -32,6 +33,10 @@ import json
 import os
 import re
 import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the repository
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "base"))
+from markers import live_figure_name  # noqa: E402
 
 FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})")
 PLACEHOLDER = "\x00{}\x00"
@@ -300,7 +305,6 @@ def note_anchor(page_label, name):
 
 # --- live figures ------------------------------------------------------------------------------
 
-LIVE_MARKER = re.compile(r"^<!--\s*live-figure:\s*([a-z0-9_-]+)\s*-->$")
 # What every page with a live figure loads once, in order (programs/web/page/README.md says what each
 # one does); `defer` runs them after the page is parsed, before its figures start.
 LIVE_SHARED = ('<link rel="stylesheet" href="live/live.css"/>\n'
@@ -319,10 +323,9 @@ def live_figures(text, saved):
         if not m:
             continue
         k = int(m.group(1))
-        marker = LIVE_MARKER.match(saved[k])
-        if not marker:
+        name = live_figure_name(saved[k])
+        if not name:
             continue
-        name = marker.group(1)
         saved[k] = ("\\htmlonly\n" + (LIVE_SHARED if first else "") +
                     '<div class="pe-live" id="live-%s" data-figure="%s"></div>\n'
                     '<script defer src="live/figures/%s.js"></script>\n\\endhtmlonly' % (name, name, name))

@@ -7,28 +7,30 @@ A task's solution sits between two comment lines in the real source:
     // TASK 5.3 end
 
 A task may have several regions (in one file or several); each region is the tail of a
-function body, so that a stub throwing an error in its place still compiles.
+function body, so that a stub throwing an error in its place still compiles. The markers'
+grammar, and that of the book's quotes rewritten in a handout, is base/markers's.
 """
 import argparse
 import json
 import os
 import re
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
 from pathlib import Path
 
-BEGIN = re.compile(r"^(\s*)//\s*TASK\s+(\d+)\.(\d+)\s+begin:\s*(.+?)\s*$")
-END = re.compile(r"^\s*//\s*TASK\s+(\d+)\.(\d+)\s+end\b")
-ANY_TASK = re.compile(r"^\s*//\s*TASK\b")
 SOURCE_SUFFIXES = (".cpp", ".hpp", ".h", ".cc")
 # The snippet checker's test data shows a task marker; it is not a task.
 NOT_TASKS = ("programs/tools/testdata/",)
 HERE = Path(__file__).resolve().parent
 # The repository these tools belong to (the instructor's copy).
 REPO = HERE.parents[1]
-# A handout's record of what it stubs, written by programs/coursework/handout into the handout.
-RECORD = "programs/coursework/handout.json"
+sys.path.insert(0, str(REPO / "base"))
+import markers  # noqa: E402  (the task markers and the book's quotes)
+
+# A handout's record of what it stubs, written by programs/coursework/handout into the handout
+# (the snippet checker reads it too: in a handout, the stubbed tasks' code is the student's).
+RECORD = markers.HANDOUT_RECORD
 # The programs that hold the tests of the tasks, in the order they build on each other: the
 # grader builds those of them that a build has (a build of chapters 0..N lacks later ones).
 # pe_cli_tests runs `pe`, on which it depends, so building it builds `pe` too.
@@ -47,19 +49,9 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message}\n")
 
 
-@dataclass
-class Region:
-    task: str          # "5.2"
-    title: str
-    file: str          # path relative to the repository
-    begin: int         # 0-based index of the begin marker line
-    end: int           # 0-based index of the end marker line
-    indent: str
-    body: list = field(default_factory=list)  # the solution's lines
-
-    @property
-    def chapter(self):
-        return int(self.task.split(".")[0])
+# A task's region: task, title, file, begin and end (the marker lines' indices), indent, body
+# (the solution's lines) and chapter.
+Region = markers.TaskRegion
 
 
 def task_key(task):
@@ -69,31 +61,10 @@ def task_key(task):
 
 def find_regions(rel_path, lines):
     """The task regions of one file; a malformed marker is an error naming the line."""
-    regions, open_region = [], None
-    for i, line in enumerate(lines):
-        b, e = BEGIN.match(line), END.match(line)
-        where = f"{rel_path}:{i + 1}"
-        if b:
-            if open_region:
-                raise CourseworkError(f"{where}: TASK {b.group(2)}.{b.group(3)} begins inside "
-                                      f"TASK {open_region.task} (regions cannot nest)")
-            open_region = Region(f"{int(b.group(2))}.{int(b.group(3))}", b.group(4), rel_path,
-                                 i, -1, b.group(1))
-        elif e:
-            task = f"{int(e.group(1))}.{int(e.group(2))}"
-            if not open_region or open_region.task != task:
-                raise CourseworkError(f"{where}: TASK {task} end without its begin")
-            open_region.end = i
-            open_region.body = lines[open_region.begin + 1:i]
-            regions.append(open_region)
-            open_region = None
-        elif ANY_TASK.match(line):
-            raise CourseworkError(f"{where}: a TASK marker must read '// TASK N.M begin: title' "
-                                  f"or '// TASK N.M end', got: {line.strip()}")
-    if open_region:
-        raise CourseworkError(f"{rel_path}:{open_region.begin + 1}: TASK {open_region.task} "
-                              "is never closed")
-    return regions
+    try:
+        return markers.find_task_regions(rel_path, lines)
+    except markers.MarkerError as e:
+        raise CourseworkError(str(e)) from None
 
 
 def tracked_files(repo):
@@ -455,59 +426,22 @@ def write_handout(repo, out, files, regions, stubbed_tasks):
     return stubbed, changed
 
 
-# --- the book's quotes (the same rules as programs/tools/snippets.cpp) ---------------------------
-
-SNIPPET_COMMENT = re.compile(r"^\s*<!--\s*snippet:\s*(\S*)\s*-->\s*$")
-SNIPPET_MARKER = re.compile(r"^\s*//\s*\[[A-Za-z0-9_.-]+\]\s*$")
-
-
-def snippet_region(lines, name):
-    marker = f"// [{name}]"
-    at = [i for i, l in enumerate(lines) if marker in l]
-    if len(at) != 2:
-        return None
-    body = [l.rstrip() for l in lines[at[0] + 1:at[1]]
-            if not SNIPPET_MARKER.match(l) and not BEGIN.match(l) and not END.match(l)]
-    indent = min((len(l) - len(l.lstrip(" \t")) for l in body if l), default=0)
-    return [l[indent:] if l else l for l in body]
-
+# --- the book's quotes --------------------------------------------------------------------
 
 def requote(markdown_lines, read_source):
-    """Rewrites each quote of a markdown file from read_source(file) -> lines or None."""
-    out, i, fence_outside = [], 0, None
-    n = len(markdown_lines)
-    while i < n:
-        line = markdown_lines[i]
-        text = line.strip()
-        if fence_outside:
-            out.append(line)
-            if text == fence_outside:
-                fence_outside = None
-            i += 1
-            continue
-        if text.startswith("```"):
-            fence_outside = text[:len(text) - len(text.lstrip("`"))]
-            out.append(line)
-            i += 1
-            continue
-        m = SNIPPET_COMMENT.match(line)
-        if m and "#" in m.group(1) and i + 1 < n and markdown_lines[i + 1].strip().startswith("```"):
-            file, name = m.group(1).split("#", 1)
-            fence_line = markdown_lines[i + 1].strip()
-            fence = fence_line[:len(fence_line) - len(fence_line.lstrip("`"))]
-            close = i + 2
-            while close < n and markdown_lines[close].strip() != fence:
-                close += 1
-            source = read_source(file)
-            region = snippet_region(source, name) if source is not None else None
-            out += markdown_lines[i:i + 2]
-            out += region if region is not None and close < n else markdown_lines[i + 2:close]
-            out += markdown_lines[close:close + 1]
-            i = close + 1
-            continue
-        out.append(line)
-        i += 1
-    return out
+    """Rewrites each quote of a markdown file from read_source(file) -> lines or None (a quote
+    whose source or region cannot be found stays as it is)."""
+    quotes, _ = markers.find_quotes(markdown_lines)
+    replacements = []
+    for quote in quotes:
+        source = read_source(quote.file)
+        try:
+            if source is not None:
+                region = markers.source_region(source, quote.file, quote.name)
+                replacements.append((quote, region.lines))
+        except markers.MarkerError:
+            pass
+    return markers.with_quotes_replaced(markdown_lines, replacements)
 
 
 # --- wrong variants (programs/coursework/variants.json, instructor-only) ---------------------

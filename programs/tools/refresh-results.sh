@@ -16,7 +16,7 @@ set -eu
 build=${1:-build/default}
 
 "$build/pe" table --reuse --jobs 2 --lengths 32,64,128,256,512
-"$build/tools/results" import-table results/table/table.md results/table/table.json \
+programs/tools/results.py import-table results/table/table.md results/table/table.json \
   lab/results/table.json
 cp results/table/lengths.json lab/results/lengths.json
 
@@ -59,4 +59,4 @@ for chapter in 02-sinusoidal 03-learned 04-relative 05-rope 06-alibi 07-nope 08-
   done
 done
 
-"$build/tools/results" update README.md chapters/*/README.md
+programs/tools/results.py update README.md chapters/*/README.md

@@ -1,0 +1,135 @@
+"""Tests of base/markers/results.py: results blocks and inline values, and what they name."""
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from markers import (MarkerError, ResultsBlock, Summaries, block_lines, format_number,  # noqa: E402
+                     scan_results, value_of, value_shown_as)
+
+PAGE = """<!-- results: results/summary.json#output -->
+```text
+a 0.5<!-- value: x -->
+```
+ShiftK 99.8%<!-- value: runs.a -->, or -3<!-- value: s.json#b -->.
+```md
+1.0<!-- value: shown -->
+```
+<!-- results: t.json#table?rows=a -->
+| a |
+<!-- /results -->
+<!-- results: output -->
+```text
+never closed
+<!-- results: after -->""".split("\n")
+
+
+class Scan(unittest.TestCase):
+    def test_blocks_and_values_in_order(self):
+        items = list(scan_results(PAGE))
+        kinds = ["block" if isinstance(i, ResultsBlock) else "value" for i in items]
+        self.assertEqual(kinds, ["block", "value", "value", "block", "block"])
+        first, a, b, table, last = items
+        self.assertEqual((first.first, first.end, first.fenced, first.closed), (2, 3, True, True))
+        self.assertEqual((a.line, a.start, a.written, a.percent, a.target),
+                         (4, 7, "99.8", True, "runs.a"))
+        self.assertEqual((b.written, b.percent, b.target), ("-3", False, "s.json#b"))
+        self.assertEqual((table.target, table.first, table.end, table.fenced),
+                         ("t.json#table?rows=a", 9, 10, False))
+        self.assertEqual((last.marker, last.closed), (11, False))  # and nothing after it
+
+    def test_a_table_block_without_its_end_marker(self):
+        block, = scan_results(["<!-- results: t#x -->", "| a |"])
+        self.assertEqual((block.fenced, block.closed, block.end), (False, False, 2))
+
+
+SUMMARY = {
+    "output": ["line 1", "line 2", "line 3"],
+    "text": "one\ntwo\n",
+    "table": ["| name | n |", "|---|---|", "| a | 1 |", "| b | 2 |", "| c | 3 |"],
+    "runs": {"a": {"accuracy": 0.9976, "by": [[0.25, 0.641]]}, "0": {"n": 7}},
+    "flag": True, "mixed": ["a", 1],
+}
+
+
+class Targets(unittest.TestCase):
+    def setUp(self):
+        self.folder = tempfile.TemporaryDirectory()
+        os.makedirs(os.path.join(self.folder.name, "results"))
+        with open(os.path.join(self.folder.name, "results", "summary.json"), "w") as f:
+            json.dump(SUMMARY, f)
+        with open(os.path.join(self.folder.name, "broken.json"), "w") as f:
+            f.write("{")
+        self.summaries = Summaries()
+
+    def tearDown(self):
+        self.folder.cleanup()
+
+    def lines(self, target):
+        return block_lines(target, self.folder.name, self.summaries)
+
+    def value(self, target):
+        return value_of(target, self.folder.name, self.summaries)
+
+    def error(self, read, target):
+        with self.assertRaises(MarkerError) as caught:
+            read(target)
+        return str(caught.exception)
+
+    def test_lines_from_a_list_or_a_text(self):
+        self.assertEqual(self.lines("results/summary.json#output"), SUMMARY["output"])
+        self.assertEqual(self.lines("text"), ["one", "two"])
+
+    def test_options(self):
+        self.assertEqual(self.lines("output?lines=2-3"), ["line 2", "line 3"])
+        self.assertEqual(self.lines("table?rows=c,a"), SUMMARY["table"][:3] + ["| c | 3 |"])
+        # in the order of their names: lines (of the whole table), then rows
+        self.assertEqual(self.lines("table?rows=b,c&lines=1-4"),
+                         SUMMARY["table"][:2] + ["| b | 2 |"])
+
+    def test_keys_walk_objects_then_arrays(self):
+        self.assertEqual(self.value("runs.a.by.0.1"), 0.641)
+        self.assertEqual(self.value("runs.0.n"), 7.0)
+
+    def test_what_a_target_cannot_name(self):
+        self.assertEqual(self.error(self.lines, "outputs"), "the summary has no 'outputs'")
+        self.assertEqual(self.error(self.value, "runs.a.by.0.2"),
+                         "the summary has no '2' in 'runs.a.by.0'")
+        self.assertIn("cannot open the summary", self.error(self.lines, "missing.json#x"))
+        self.assertIn("is not valid JSON", self.error(self.lines, "broken.json#x"))
+        self.assertEqual(self.error(self.lines, "x.json#"),
+                         "expected path/to/summary.json#key, got 'x.json#'")
+        self.assertEqual(self.error(self.lines, "output?lines"), "option 'lines' is not name=value")
+        self.assertEqual(self.error(self.lines, "output?columns=2"),
+                         "unknown option 'columns' (known: rows, lines)")
+        self.assertEqual(self.error(self.lines, "output?lines=2-4"),
+                         "lines=2-4 is not a range within the 3 lines of 'output'")
+        self.assertEqual(self.error(self.lines, "table?rows=z"), "no row of 'table' starts with z")
+        self.assertEqual(self.error(self.lines, "mixed"), "'mixed' is not a list of lines")
+        self.assertEqual(self.error(self.lines, "runs"),
+                         "'runs' is neither text nor a list of lines")
+        self.assertEqual(self.error(self.value, "flag"), "'flag' is not a number")
+        self.assertEqual(self.error(self.value, "runs.a.accuracy?x=1"), "a value takes no options")
+
+
+class Numbers(unittest.TestCase):
+    def test_rounded_to_the_decimals_written(self):
+        self.assertEqual(value_shown_as(0.9976, "99.8", True), (True, "99.8"))
+        self.assertEqual(value_shown_as(0.9976, "99.76", True), (True, "99.76"))
+        self.assertEqual(value_shown_as(0.9976, "100", True), (True, "100"))
+        self.assertEqual(value_shown_as(0.641, "0.65", False), (False, "0.64"))
+
+    def test_half_way_goes_either_way(self):
+        self.assertTrue(value_shown_as(0.205, "0.21", False)[0])
+        self.assertTrue(value_shown_as(0.205, "0.20", False)[0])
+
+    def test_no_negative_zero(self):
+        self.assertEqual(format_number(-0.004, 2), "0.00")
+        self.assertEqual(format_number(-0.006, 2), "-0.01")
+
+
+if __name__ == "__main__":
+    unittest.main()
