@@ -6,7 +6,8 @@ if(NOT PE_LAST_CHAPTER MATCHES "^[0-8]$")
 endif()
 
 # pe_chapter_tests(chNN SOURCES...): one GoogleTest binary per chapter, labelled chNN so that
-# `ctest -L chNN` runs exactly that chapter's tests.
+# `ctest -L chNN` runs exactly that chapter's tests, and each test marked in its source with
+# the tasks it grades (pe_test_labels, cmake/TestLabels.cmake).
 function(pe_chapter_tests chapter)
   if(NOT PE_BUILD_TESTS)
     return()
@@ -17,6 +18,7 @@ function(pe_chapter_tests chapter)
     target_link_libraries(${chapter}_tests PRIVATE ch01_testing)
   endif()
   gtest_discover_tests(${chapter}_tests PROPERTIES LABELS ${chapter} DISCOVERY_TIMEOUT 60)
+  pe_test_labels(${chapter}_tests)
 endfunction()
 
 # pe_register_encodings(chNN function): chapter NN's library defines `void pe::function()`,

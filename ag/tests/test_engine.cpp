@@ -10,6 +10,7 @@
 
 using namespace ag;
 
+// grades: task 0.1
 TEST(Engine, FanOutReuseSumsGradients) {
   // b = a + a; c = b * b  =>  c = 4 a^2, dc/da = 8a
   Tensor a = from_vector({1.5, -2.0}, {2}, Dtype::f64).set_requires_grad();
@@ -61,6 +62,7 @@ TEST(Engine, DetachStopsTheGradient) {
   EXPECT_DOUBLE_EQ(a.grad().item(), 2.0);
 }
 
+// grades: task 0.1
 TEST(Engine, TopologicalOrderPutsConsumersFirst) {
   Tensor a = ones({1}).set_requires_grad();
   Tensor b = exp(a);
@@ -107,6 +109,7 @@ void on_a_small_stack(const std::function<void()>& f) {
 
 }  // namespace
 
+// grades: task 0.1
 TEST(Engine, DeepChainOfOneHundredThousandOpsNeedsNoRecursion) {
   // A recursive topological sort or a recursive graph release would overflow the small stack
   // of this thread (a crash). The steps have x's own shape: the chain needs no broadcasting,

@@ -17,6 +17,9 @@ void expect_close(const Tensor& a, const Tensor& b, double tol) {
 }
 }  // namespace
 
+// Broadcasting (task 0.4) is the last rule the composite softmax needs, so this test
+// grades 0.4: the tests of 0.2 and 0.3 may not wait for it.
+// grades: task 0.4
 TEST(Fused, SoftmaxMatchesCompositeValuesAndGradients) {
   for (Dtype dtype : {Dtype::f32, Dtype::f64}) {
     Tensor x1 = random_input({3, 7, 33}, 40).to(dtype).set_requires_grad();

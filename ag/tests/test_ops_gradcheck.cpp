@@ -11,6 +11,7 @@
 using namespace ag;
 using Inputs = std::vector<Tensor>;
 
+// grades: task 0.3
 TEST(OpGradcheck, AddSubMulDivSameShape) {
   Tensor a = random_input({3, 4}, 1), b = positive_input({3, 4}, 2);
   EXPECT_GRADCHECK([](const Inputs& x) { return add(x[0], x[1]); }, {a, b});
@@ -33,12 +34,14 @@ TEST(OpGradcheck, ScalarOperandGivesTheValuesOfItsFullCopy) {
   EXPECT_GRADCHECK([](const Inputs& v) { return div(v[0], v[1]); }, {small, s0});
 }
 
+// grades: task 0.4
 TEST(OpGradcheck, BroadcastingTrailingBias) {
   Tensor x = random_input({2, 3, 4}, 3), bias = random_input({4}, 4);
   EXPECT_GRADCHECK([](const Inputs& v) { return add(v[0], v[1]); }, {x, bias});
   EXPECT_GRADCHECK([](const Inputs& v) { return mul(v[0], v[1]); }, {x, bias});
 }
 
+// grades: task 0.4
 TEST(OpGradcheck, BroadcastingBothSidesAndMiddleAxes) {
   Tensor a = random_input({3, 1, 4}, 5), b = positive_input({2, 1}, 6);
   EXPECT_GRADCHECK([](const Inputs& v) { return add(v[0], v[1]); }, {a, b});
@@ -100,16 +103,19 @@ TEST(OpGradcheck, Reductions) {
   EXPECT_GRADCHECK([](const Inputs& v) { return max(v[0], -1, true); }, {x});
 }
 
+// grades: task 0.2
 TEST(OpGradcheck, Matmul2d) {
   Tensor a = random_input({3, 4}, 14), b = random_input({4, 5}, 15);
   EXPECT_GRADCHECK([](const Inputs& v) { return matmul(v[0], v[1]); }, {a, b});
 }
 
+// grades: task 0.2
 TEST(OpGradcheck, MatmulBatched) {
   Tensor a = random_input({2, 3, 3, 4}, 16), b = random_input({2, 3, 4, 2}, 17);
   EXPECT_GRADCHECK([](const Inputs& v) { return matmul(v[0], v[1]); }, {a, b});
 }
 
+// grades: task 0.2
 TEST(OpGradcheck, MatmulWithSharedWeight) {
   Tensor x = random_input({2, 3, 4}, 18), w = random_input({4, 5}, 19);
   EXPECT_GRADCHECK([](const Inputs& v) { return matmul(v[0], v[1]); }, {x, w});

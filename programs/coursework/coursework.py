@@ -123,20 +123,118 @@ def read_text_argument(path, arg):
         raise CourseworkError(f"{arg} {path}: cannot be read ({e.__class__.__name__})") from None
 
 
-def read_task_tests(path=HERE / "task_tests.txt", arg="--mapping"):
-    """task -> [test names], from the mapping file."""
-    mapping = {}
-    for n, line in enumerate(read_text_argument(path, arg).splitlines(), 1):
-        line = line.strip()
-        if not line or line.startswith("#"):
+# Which tests grade which task, written where each test is: comment lines right above its
+# TEST, TEST_F, TYPED_TEST or TEST_P line, "// grades: task 5.3" (or "task 0.2, task 0.4") and
+# "// chapter: 08" for a test of chapter 8 that lives elsewhere. cmake/TestLabels.cmake reads
+# the same markers into the ctest labels task5.3 and ch05; the two must agree on the syntax.
+GRADES = re.compile(r"^\s*//\s*grades:(.*)$")
+CHAPTER = re.compile(r"^\s*//\s*chapter:(.*)$")
+TASK_LIST = re.compile(r"\s*task\s+\d+\.\d+(\s*,\s*task\s+\d+\.\d+)*\s*")
+TEST_START = re.compile(r"^\s*(TEST|TEST_F|TYPED_TEST|TEST_P)\s*\(")
+TEST_DEFINITION = re.compile(r"^\s*[A-Z_]+\s*\(\s*(\w+)\s*,\s*(\w+)\s*\)")
+TEST_SUFFIXES = (".cpp", ".cc")
+
+
+@dataclass
+class TestMarker:
+    test: str          # "Ch05Rope.RotationPreservesNorm" (gtest_discover_tests's Suite.Name)
+    file: str          # path relative to the repository
+    line: int          # 1-based line of the first marker
+    tasks: list        # ["5.3"]
+    chapters: list     # [8] from "// chapter: 08"; a task's chapter is not repeated here
+
+
+def find_test_markers(rel_path, lines):
+    """The test markers of one file; a marker that no test follows is an error naming it."""
+    markers, pending, definition = [], None, None
+    for i, line in enumerate(lines):
+        where = f"{rel_path}:{i + 1}"
+        g, c = GRADES.match(line), CHAPTER.match(line)
+        if definition is not None:
+            definition += " " + line
+        elif g or c:
+            pending = pending or TestMarker("", rel_path, i + 1, [], [])
+            if g and not TASK_LIST.fullmatch(g.group(1)):
+                raise CourseworkError(f"{where}: a grades marker reads '// grades: task 5.3' or "
+                                      "'// grades: task 0.2, task 0.4'")
+            if c and not re.fullmatch(r"\s*\d\d\s*", c.group(1)):
+                raise CourseworkError(f"{where}: a chapter marker reads '// chapter: 08'")
+            if g:
+                pending.tasks += [f"{int(a)}.{int(b)}"
+                                  for a, b in re.findall(r"(\d+)\.(\d+)", g.group(1))]
+            else:
+                pending.chapters.append(int(c.group(1)))
             continue
-        m = re.fullmatch(r"(\d+\.\d+)\s+(.+)", line)
-        if not m:
-            raise CourseworkError(f"{arg} {path}:{n}: expected 'task test', got '{line}'")
-        mapping.setdefault(m.group(1), []).append(m.group(2))
+        elif pending is None:
+            continue
+        elif TEST_START.match(line):
+            definition = line
+        else:
+            raise CourseworkError(f"{rel_path}:{pending.line}: this test marker is not followed "
+                                  "by a test: TEST, TEST_F, TYPED_TEST or TEST_P must come on "
+                                  "the next line")
+        if ")" in definition:
+            m = TEST_DEFINITION.match(definition)
+            if not m:
+                raise CourseworkError(f"{rel_path}:{pending.line}: the test below this marker "
+                                      "is not written TEST(Suite, Name)")
+            # gtest_discover_tests leaves DISABLED_ out of a test's name
+            suite, name = (re.sub(r"^DISABLED_", "", n) for n in m.groups())
+            pending.test = f"{suite}.{name}"
+            markers.append(pending)
+            pending, definition = None, None
+    if pending:
+        raise CourseworkError(f"{rel_path}:{pending.line}: this test marker is not followed by "
+                              "a test")
+    return markers
+
+
+def test_markers(repo, files=None):
+    """Every test marker of the repository's test sources, in file order."""
+    markers = []
+    for rel in files or tracked_files(repo):
+        if (rel.endswith(TEST_SUFFIXES) and not rel.startswith(NOT_TASKS)
+                and (Path(repo) / rel).is_file()):
+            markers += find_test_markers(rel, read_lines(Path(repo) / rel))
+    return markers
+
+
+def read_task_tests(repo=REPO, arg="--markers"):
+    """task -> [Suite.Name of each test that grades it], from the markers in repo's sources."""
+    if not Path(repo).is_dir():
+        raise CourseworkError(f"{arg} {repo}: no such folder")
+    mapping = {}
+    try:
+        for m in test_markers(repo):
+            for task in m.tasks:
+                mapping.setdefault(task, []).append(m.test)
+    except (CourseworkError, OSError, UnicodeDecodeError) as e:
+        raise CourseworkError(f"{arg} {repo}: {e}") from None
     if not mapping:
-        raise CourseworkError(f"{arg} {path}: lists no test")
+        raise CourseworkError(f"{arg} {repo}: no test is marked '// grades: task N.M' in it")
     return mapping
+
+
+# Suite.Name of a test's ctest name: a typed test's name ends in <its type>
+# (Softmax.BackwardFastMatchesScalar<Softmax/float.  # TypeParam = float>), a parameterised
+# one's starts with Prefix/ and ends in /its parameter. cmake/TestLabels.cmake does the same.
+CTEST_NAME = re.compile(r"(?:[^.]*/)?([^./]+)\.(\w+)")
+
+
+def test_key(name):
+    m = CTEST_NAME.match(name)
+    return f"{m.group(1)}.{m.group(2)}" if m else name
+
+
+def ctest_names(mapping, names):
+    """task -> the ctest names (of names, a build's) of its tests: every instance of a typed or
+    parameterised test. A test that the build lacks keeps its Suite.Name, so that it is
+    reported missing."""
+    instances = {}
+    for n in sorted(names):
+        instances.setdefault(test_key(n), []).append(n)
+    return {task: [n for key in tests for n in instances.get(key, [key])]
+            for task, tests in mapping.items()}
 
 
 def read_points(path=HERE / "points.json", arg="--points"):

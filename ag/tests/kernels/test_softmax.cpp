@@ -243,6 +243,7 @@ TYPED_TEST(Softmax, InPlace) {
   }
 }
 
+// grades: task 0.5
 TYPED_TEST(Softmax, BackwardFastMatchesScalar) {
   using T = TypeParam;
   std::mt19937 rng(16);
@@ -278,6 +279,7 @@ TYPED_TEST(Softmax, BackwardFastMatchesScalar) {
   }
 }
 
+// grades: task 0.5
 TYPED_TEST(Softmax, BackwardMatchesFiniteDifferences) {
   // L(x) = sum_ij w_ij softmax(x)_ij, so dL/dx is the backward pass with dy = w. Central
   // differences in double (h = 1e-5: truncation ~h^2, rounding ~eps/h, both ~1e-10).

@@ -19,6 +19,7 @@ using namespace ag;
 //   u = a*b = -6, v = u + a = -3, f = v^2 = 9
 //   df/dv = 2v = -6;  df/db = df/dv * a = -18
 //   df/da = df/dv * (b + 1) = -6 * -1 = 6  (the two paths through a: -6*b = 12 and -6)
+// grades: task 0.1
 TEST(Ch00Autograd, WorkedExampleMatchesHandDerivation) {
   Tensor a = scalar(3.0, Dtype::f64).set_requires_grad().set_name("a");
   Tensor b = scalar(-2.0, Dtype::f64).set_requires_grad().set_name("b");
@@ -33,6 +34,7 @@ TEST(Ch00Autograd, WorkedExampleMatchesHandDerivation) {
   EXPECT_DOUBLE_EQ(b.grad().item(), -18.0);
 }
 
+// grades: task 0.1
 TEST(Ch00Autograd, WorkedExampleTapeHasThreeOpsConsumersFirst) {
   Tensor a = scalar(3.0, Dtype::f64).set_requires_grad();
   Tensor b = scalar(-2.0, Dtype::f64).set_requires_grad();
@@ -50,6 +52,7 @@ TEST(Ch00Autograd, WorkedExampleAgreesWithCentralDifferences) {
   EXPECT_TRUE(result.passed) << result.report;
 }
 
+// grades: task 0.4
 TEST(Ch00Autograd, BroadcastGradientIsSummedOverTheBroadcastAxis) {
   // y = x + bias with x [3, 2] and bias [2]: each bias entry meets 3 rows, so its gradient
   // under sum(y) is 3.
@@ -60,6 +63,9 @@ TEST(Ch00Autograd, BroadcastGradientIsSummedOverTheBroadcastAxis) {
   EXPECT_EQ(x.grad().to_vector(), std::vector<double>(6, 1.0));
 }
 
+// Broadcasting (task 0.4) is the last rule the small MLP needs, so this test grades 0.4:
+// the tests of 0.2 and 0.3 may not wait for it.
+// grades: task 0.4
 TEST(Ch00Autograd, MlpLossGradientsPassGradcheckInFloat64) {
   Rng rng(7);
   ch00::MLP model({2, 16, 16, 2}, rng);

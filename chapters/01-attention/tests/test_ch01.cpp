@@ -71,6 +71,7 @@ struct TiltPositions : AttentionPositions {
 
 }  // namespace
 
+// grades: task 1.1
 TEST(Ch01Attention, ReorderingPutsRowOrderTOfTheInputAtPositionT) {
   // x [2, 4, 2], x[b, t] = (100 b + 10 t, 100 b + 10 t + 1): position t of the result is
   // position order[t] of the input, in every batch row
@@ -88,6 +89,7 @@ TEST(Ch01Attention, ReorderingPutsRowOrderTOfTheInputAtPositionT) {
         EXPECT_EQ(y.at({b, t, c}), x.at({b, order[t], c})) << "batch " << b << ", position " << t;
 }
 
+// grades: task 1.2
 TEST(Ch01Attention, SplitHeadsGivesHeadHItsOwnColumnsAtEveryPosition) {
   // x [B=2, T=3, C=6], x[b, t, c] = 100 b + 10 t + c; 3 heads of D = 2: head h holds the
   // columns 2h and 2h + 1 of every position, [B, H, T, D]
@@ -110,6 +112,7 @@ TEST(Ch01Attention, SplitHeadsGivesHeadHItsOwnColumnsAtEveryPosition) {
   EXPECT_EQ(merged.to_vector(), values);
 }
 
+// grades: task 1.3
 TEST(Ch01Attention, CausalMaskHidesExactlyTheKeysAfterEachQuery) {
   // 1 marks a key that the query must not see: key j after query i (j > i)
   EXPECT_EQ(causal_mask(3, 3, 0, ag::Dtype::f64).to_vector(), (std::vector<double>{0, 1, 1,  //
@@ -124,6 +127,9 @@ TEST(Ch01Attention, CausalMaskHidesExactlyTheKeysAfterEachQuery) {
   EXPECT_EQ(causal_mask(1, 6, 5, ag::Dtype::f64).to_vector(), std::vector<double>(6, 0.0));
 }
 
+// Task 1.4 is the first after which attention runs: the tests of what the mask and the
+// heads do inside a layer grade it (the tests of 1.2 and 1.3 may not wait for it).
+// grades: task 1.4
 TEST(Ch01Attention, WeightsAreTheSoftmaxOfTheScaledScores) {
   // One layer's weights against a computation by hand: softmax_j(q_i . k_j / sqrt(D) + b_ij),
   // the future masked, with the encoding's bias b_ij = 0.5 (j - i) added to the scaled score.
@@ -154,6 +160,7 @@ TEST(Ch01Attention, WeightsAreTheSoftmaxOfTheScaledScores) {
     }
 }
 
+// grades: task 1.4
 TEST(Ch01Attention, WithoutMaskPermutingTheInputPermutesTheOutput) {
   ag::Rng rng(1);
   SelfAttention attention(16, 4, rng, /*causal=*/false);
@@ -164,6 +171,7 @@ TEST(Ch01Attention, WithoutMaskPermutingTheInputPermutesTheOutput) {
   EXPECT_LT(max_abs_difference(permuted_then_attended, attended_then_permuted), 1e-5);
 }
 
+// grades: task 1.4
 TEST(Ch01Attention, WithTheCausalMaskOrderMatters) {
   ag::Rng rng(2);
   SelfAttention attention(16, 4, rng, /*causal=*/true);
@@ -174,6 +182,7 @@ TEST(Ch01Attention, WithTheCausalMaskOrderMatters) {
   EXPECT_GT(max_abs_difference(a, b), 1e-2);
 }
 
+// grades: task 1.4
 TEST(Ch01Attention, CausalOutputIgnoresTheFuture) {
   ag::Rng rng(3);
   Decoder model(small_decoder_config(), std::make_shared<NoEncoding>(), rng);
@@ -183,6 +192,7 @@ TEST(Ch01Attention, CausalOutputIgnoresTheFuture) {
   EXPECT_GT(max_abs_difference(ag::slice(a, 1, 3, 5), ag::slice(b, 1, 3, 5)), 1e-4);
 }
 
+// grades: task 1.4
 TEST(Ch01Attention, CachedDecodingMatchesTheFullPass) {
   ag::Rng rng(4);
   auto spy = std::make_shared<SpyEncoding>();
@@ -230,6 +240,7 @@ TEST(Ch01Attention, EachLayerOwnsThePartTheEncodingMadeForIt) {
   EXPECT_TRUE(plain.positions->parameters().empty());
 }
 
+// grades: task 1.4
 TEST(Ch01Attention, CacheInChunksMatchesTheFullPass) {
   ag::Rng rng(5);
   Decoder model(small_decoder_config(), std::make_shared<NoEncoding>(), rng);
@@ -260,6 +271,7 @@ TEST(Ch01Attention, BadConfigurationsAreErrors) {
   EXPECT_THROW(Decoder(zero, std::make_shared<NoEncoding>(), rng), ag::Error);
 }
 
+// grades: task 1.4
 TEST(Ch01Attention, AttentionWeightsAreCapturedAndCausal) {
   ag::Rng rng(8);
   Decoder model(small_decoder_config(), std::make_shared<NoEncoding>(), rng);
@@ -281,6 +293,7 @@ TEST(Ch01Attention, AttentionWeightsAreCapturedAndCausal) {
     }
 }
 
+// grades: task 1.4
 TEST(Ch01Attention, OneBlockModelPassesGradcheckInFloat64) {
   ag::Rng rng(9);
   const auto result = gradcheck_one_block(std::make_shared<NoEncoding>(), rng);
@@ -288,6 +301,7 @@ TEST(Ch01Attention, OneBlockModelPassesGradcheckInFloat64) {
   EXPECT_GT(result.checks, 100);
 }
 
+// grades: task 1.4
 TEST(Ch01Attention, AttentionAlonePassesGradcheckWithRespectToItsInput) {
   ag::Rng rng(10);
   SelfAttention attention(8, 2, rng);

@@ -22,6 +22,7 @@ Tensor table(std::int64_t length, std::int64_t width,
 
 }  // namespace
 
+// grades: task 2.1
 TEST(Ch02Sinusoidal, ValuesAreBoundedByOne) {
   for (double v : table(200, 32).to_vector()) {
     EXPECT_LE(v, 1.0);
@@ -29,6 +30,7 @@ TEST(Ch02Sinusoidal, ValuesAreBoundedByOne) {
   }
 }
 
+// grades: task 2.1
 TEST(Ch02Sinusoidal, HandCheckedEntries) {
   const Tensor pe = table(10, 8);
   EXPECT_DOUBLE_EQ(pe.at({0, 0}), 0.0);
@@ -42,6 +44,7 @@ TEST(Ch02Sinusoidal, HandCheckedEntries) {
   EXPECT_NEAR(pe.at({7, 6}), std::sin(0.007), 1e-15);
 }
 
+// grades: task 2.1
 TEST(Ch02Sinusoidal, ShiftIsABlockDiagonalRotation) {
   const std::int64_t C = 16, L = 64;
   const Tensor pe = table(L, C);
@@ -58,6 +61,7 @@ TEST(Ch02Sinusoidal, ShiftIsABlockDiagonalRotation) {
   }
 }
 
+// grades: task 2.1
 TEST(Ch02Sinusoidal, DotProductDependsOnlyOnOffset) {
   const std::int64_t C = 32, L = 50;
   const Tensor pe = table(L, C);
@@ -106,6 +110,7 @@ TEST(Ch02Sinusoidal, ARelativeScoreNeedsAMatrixThatCommutesWithTheRotations) {
   EXPECT_GT(general_spread, 0.1);
 }
 
+// grades: task 2.1
 TEST(Ch02Sinusoidal, ConcatenatedIsAPermutationOfInterleaved) {
   const std::int64_t C = 12, L = 20;
   const Tensor a = table(L, C), b = table(L, C, SinusoidalLayout::concatenated);
@@ -116,6 +121,7 @@ TEST(Ch02Sinusoidal, ConcatenatedIsAPermutationOfInterleaved) {
     }
 }
 
+// grades: task 2.2
 TEST(Ch02Sinusoidal, EmbedWithOffsetUsesTheLaterRows) {
   SinusoidalEncoding enc(8);
   const Tensor x = ag::zeros({1, 3, 8}, ag::Dtype::f64);
@@ -125,6 +131,7 @@ TEST(Ch02Sinusoidal, EmbedWithOffsetUsesTheLaterRows) {
     for (std::int64_t j = 0; j < 8; ++j) EXPECT_EQ(out.at({0, t, j}), pe.at({5 + t, j}));
 }
 
+// grades: task 2.2
 TEST(Ch02Sinusoidal, EncodingPassesGradcheck) {
   ag::Rng rng(3);
   SinusoidalEncoding enc(8);
@@ -134,6 +141,7 @@ TEST(Ch02Sinusoidal, EncodingPassesGradcheck) {
   EXPECT_TRUE(result.passed) << result.report;
 }
 
+// grades: task 2.2
 TEST(Ch02Sinusoidal, OneBlockModelPassesGradcheckInFloat64) {
   ag::Rng rng(9);
   const auto result =

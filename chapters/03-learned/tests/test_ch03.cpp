@@ -13,6 +13,7 @@
 using namespace pe;
 using ag::Tensor;
 
+// grades: task 3.1
 TEST(Ch03Learned, TableIsATrainableParameterDrawnWithTheGivenSpread) {
   ag::Rng rng(5);
   LearnedEncoding enc(200, 16, rng, 0.02, ag::Dtype::f64);
@@ -34,6 +35,7 @@ TEST(Ch03Learned, TableIsATrainableParameterDrawnWithTheGivenSpread) {
   EXPECT_NEAR(mean, 0.0, 0.002);
 }
 
+// grades: task 3.2
 TEST(Ch03Learned, EmbedAddsTheRowsOfItsPositions) {
   // x + table[offset .. offset+T-1]: with x = 0, the rows themselves (the cache path too)
   ag::Rng rng(6);
@@ -49,6 +51,7 @@ TEST(Ch03Learned, EmbedAddsTheRowsOfItsPositions) {
   }
 }
 
+// grades: task 3.2
 TEST(Ch03Learned, PastMaxLenIsAnErrorNamingBothNumbers) {
   ag::Rng rng(1);
   LearnedEncoding enc(12, 4, rng);
@@ -64,6 +67,7 @@ TEST(Ch03Learned, PastMaxLenIsAnErrorNamingBothNumbers) {
   EXPECT_NO_THROW(enc.embed(ag::zeros({1, 3, 4}), 9));
 }
 
+// grades: task 3.2
 TEST(Ch03Learned, GradientsReachOnlyTheRowsUsed) {
   ag::Rng rng(2);
   LearnedEncoding enc(12, 4, rng, 0.02, ag::Dtype::f64);
@@ -80,6 +84,7 @@ TEST(Ch03Learned, GradientsReachOnlyTheRowsUsed) {
   }
 }
 
+// grades: task 3.2
 TEST(Ch03Learned, EncodingPassesGradcheck) {
   ag::Rng rng(3);
   LearnedEncoding enc(8, 4, rng, 0.5, ag::Dtype::f64);
@@ -92,6 +97,7 @@ TEST(Ch03Learned, EncodingPassesGradcheck) {
   EXPECT_TRUE(result.passed) << result.report;
 }
 
+// grades: task 3.2
 TEST(Ch03Learned, OneBlockModelPassesGradcheckInFloat64) {
   ag::Rng rng(9);
   const auto result = gradcheck_one_block(
@@ -100,6 +106,7 @@ TEST(Ch03Learned, OneBlockModelPassesGradcheckInFloat64) {
   EXPECT_GT(result.checks, 100);
 }
 
+// grades: task 3.1
 TEST(Ch03Learned, RegisteredWithItsOptions) {
   register_ch03_encodings();
   ag::Rng rng(4);

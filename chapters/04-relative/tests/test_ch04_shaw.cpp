@@ -27,6 +27,7 @@ const TermPair kTerms[] = {{"lean", shaw_key_term, shaw_value_term},
 
 }  // namespace
 
+// grades: task 4.1
 TEST(Ch04Shaw, ClippedIndexMatrixExactValues) {
   // k = 2: clip(j - i, -2, 2) + 2, queries and keys at 0 .. 4
   const ag::Indices index = shaw_clipped_index(5, 5, 0, 2);
@@ -43,12 +44,14 @@ TEST(Ch04Shaw, ClippedIndexMatrixExactValues) {
                                                       0, 0, 0, 0, 1, 2, 3}));
 }
 
+// grades: task 4.1
 TEST(Ch04Shaw, IndexWithAnOffsetIsTheRowsOfTheFullIndex) {
   const ag::Indices full = shaw_clipped_index(9, 9, 0, 3);
   const ag::Indices rows = shaw_clipped_index(4, 9, 5, 3);
   EXPECT_EQ(rows.values, std::vector<std::int64_t>(full.values.begin() + 5 * 9, full.values.end()));
 }
 
+// grades: task 4.2
 TEST(Ch04Shaw, KeyTermIsQueryDotTheVectorOfTheClippedDistance) {
   ag::Rng rng(1);
   const Tensor q = ag::randn({2, 3, 4, 5}, rng, f64), table = ag::randn({5, 5}, rng, f64);
@@ -90,6 +93,7 @@ TEST(Ch04Shaw, ValueTermIsTheWeightedSumOfTheVectors) {
   }
 }
 
+// grades: task 4.2
 TEST(Ch04Shaw, LeanTermsNeedNoPairwiseTensor) {
   // T = 256 queries and keys, D = 64, one sequence and head, in float64. The pairwise tensor of
   // one term alone is T*T*D*8 bytes = 32 MiB; the lean terms need their result, a [T, 2k+1]
@@ -119,6 +123,7 @@ TEST(Ch04Shaw, LeanTermsNeedNoPairwiseTensor) {
   EXPECT_GT(peaks[1], pairwise_bytes) << peaks[1] / pairwise_bytes << " pairwise tensors";
 }
 
+// grades: task 4.2
 TEST(Ch04Shaw, PairwiseOptionGivesTheSameTerms) {
   // the `pairwise` option changes how the terms are computed, not what they are
   const auto lean = make_small("shaw", {{"max_distance", "2"}});
@@ -134,6 +139,7 @@ TEST(Ch04Shaw, PairwiseOptionGivesTheSameTerms) {
             1e-13);
 }
 
+// grades: task 4.2
 TEST(Ch04Shaw, HooksUseTheTablesOfTheirLayerAndScaleTheKeyTermLikeTheScores) {
   auto encoding = make_small("shaw", {{"max_distance", "2"}});
   EXPECT_TRUE(encoding->parameters().empty());  // every table belongs to a layer's part
@@ -158,6 +164,7 @@ TEST(Ch04Shaw, HooksUseTheTablesOfTheirLayerAndScaleTheKeyTermLikeTheScores) {
             1e-3);
 }
 
+// grades: task 4.2
 TEST(Ch04Shaw, TermsPassGradcheckInFloat64) {
   ag::Rng rng(4);
   const Tensor q = ag::randn({2, 2, 4, 3}, rng, f64), table = ag::randn({5, 3}, rng, f64);

@@ -21,6 +21,7 @@ void expect_buckets(const T5BucketOptions& options,
 
 }  // namespace
 
+// grades: task 4.3
 TEST(Ch04T5, BucketsCausalDefault) {
   // 32 buckets, max_distance 128, n = max(-rel, 0), max_exact = 16:
   // n >= 16 -> 16 + floor(log(n/16) / log(8) * 16), at most 31
@@ -40,6 +41,7 @@ TEST(Ch04T5, BucketsCausalDefault) {
                      });
 }
 
+// grades: task 4.3
 TEST(Ch04T5, BucketsBidirectionalDefault) {
   // 16 buckets a side (keys after the query: 16 .. 31), max_exact = 8,
   // n >= 8 -> 8 + floor(log(n/8) / log(16) * 8), at most 15 on each side
@@ -64,6 +66,7 @@ TEST(Ch04T5, BucketsBidirectionalDefault) {
                        });
 }
 
+// grades: task 4.3
 TEST(Ch04T5, BucketsOfASmallConfigurationWorkedByHand) {
   // Causal, 8 buckets, max_distance 20: max_exact = 4, so distances 0..3 are exact and
   // n >= 4 -> 4 + floor(log(n/4) / log(5) * 4):
@@ -101,6 +104,7 @@ TEST(Ch04T5, BucketsOfASmallConfigurationWorkedByHand) {
                                  {-1000, 3}});
 }
 
+// grades: task 4.3
 TEST(Ch04T5, BucketMatrixAndBiasDependOnlyOnTheDistance) {
   const T5BucketOptions options{8, 20, true};
   const ag::Indices full = t5_bucket_matrix(12, 12, 0, options);

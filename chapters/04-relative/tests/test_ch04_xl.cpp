@@ -24,6 +24,7 @@ TEST(Ch04TransformerXL, SinusoidOfSignedDistances) {
   EXPECT_EQ(max_abs_difference(ag::slice(R, 0, 3, 7), table), 0.0);
 }
 
+// grades: task 4.4
 TEST(Ch04TransformerXL, PositionTermPicksTheColumnOfEachPairsDistance) {
   ag::Rng rng(1);
   const std::int64_t Tq = 3, Tk = 5, q_offset = 2;
@@ -75,6 +76,7 @@ TEST(Ch04TransformerXL, HooksGiveThePapersFourTerms) {
   }
 }
 
+// grades: task 4.4
 TEST(Ch04TransformerXL, BiasHookMatchesTheShiftedQueryFormula) {
   // What the encoding computed before u . k became a bias term: the scores of the shifted
   // query, (q + u) . k / sqrt(D), plus (q + v) . W_R R_{i-j} / sqrt(D). Queries at 4 .. 6

@@ -38,6 +38,7 @@ const RotaryLayout kLayouts[] = {RotaryLayout::adjacent, RotaryLayout::half};
 
 }  // namespace
 
+// grades: task 5.1
 TEST(Ch05Rope, FrequenciesFallGeometricallyFromOne) {
   // theta_i = base^(-2i/d), i = 0 .. d/2 - 1: 1, then each plane base^(2/d) times slower
   EXPECT_EQ(rope_frequencies(2, 10000), (std::vector<double>{1.0}));
@@ -52,6 +53,7 @@ TEST(Ch05Rope, FrequenciesFallGeometricallyFromOne) {
     EXPECT_DOUBLE_EQ(wide[i], std::pow(500000.0, -2.0 * double(i) / 128.0)) << "plane " << i;
 }
 
+// grades: task 5.2
 TEST(Ch05Rope, TablesHoldCosinesAndSinesOfPositionTimesTheta) {
   const auto [cos, sin] = rope_tables(5, 8, 10000, f64);
   EXPECT_EQ(cos.shape(), (ag::Shape{5, 4}));
@@ -64,6 +66,7 @@ TEST(Ch05Rope, TablesHoldCosinesAndSinesOfPositionTimesTheta) {
   EXPECT_DOUBLE_EQ(rope_frequencies(8, 10000)[2], 0.01);  // 10000^(-4/8)
 }
 
+// grades: task 5.2
 TEST(Ch05Rope, TablesStayAccurateFarFromTheStart) {
   // The angle m theta_i is computed in double: in float32, m = 100000 would be off by ~5e-3.
   const std::int64_t last = 100000;
@@ -76,6 +79,7 @@ TEST(Ch05Rope, TablesStayAccurateFarFromTheStart) {
   }
 }
 
+// grades: task 5.3
 TEST(Ch05Rope, OnePlaneTurnsAnticlockwise) {
   // d = 2, theta_0 = 1: position 1 turns (1, 0) by one radian to (cos 1, sin 1).
   const auto [cos, sin] = rope_tables(2, 2, 10000, f64);
@@ -89,6 +93,7 @@ TEST(Ch05Rope, OnePlaneTurnsAnticlockwise) {
   }
 }
 
+// grades: task 5.3
 TEST(Ch05Rope, RotationPreservesNorm) {
   ag::Rng rng(1);
   Tensor x = ag::randn({2, 3, 9, 8}, rng, f64);
@@ -106,6 +111,7 @@ TEST(Ch05Rope, RotationPreservesNorm) {
   }
 }
 
+// grades: task 5.3
 TEST(Ch05Rope, PositionZeroIsTheIdentity) {
   ag::Rng rng(2);
   Tensor x = ag::randn({2, 2, 1, 8}, rng, f64);
@@ -114,6 +120,7 @@ TEST(Ch05Rope, PositionZeroIsTheIdentity) {
     EXPECT_EQ(max_abs_difference(apply_rotary(x, 0, cos, sin, layout), x), 0.0);
 }
 
+// grades: task 5.3
 TEST(Ch05Rope, ScoreDependsOnlyOnTheRelativePosition) {
   ag::Rng rng(3);
   Tensor q = ag::randn({1, 1, 1, 8}, rng, f64), k = ag::randn({1, 1, 1, 8}, rng, f64);
@@ -213,6 +220,7 @@ TEST(Ch05Rope, PermutingQueryAndKeyColumnsPerHeadTurnsOneLayoutIntoTheOther) {
   EXPECT_GT(max_abs_difference(c.forward(x), out_a), 1e-6);
 }
 
+// grades: task 5.3
 TEST(Ch05Rope, FractionRotatesOnlyTheFirstCoordinates) {
   ag::Rng rng(10);
   Tensor q = ag::randn({1, 2, 6, 8}, rng, f64), k = ag::randn({1, 2, 6, 8}, rng, f64);
@@ -231,6 +239,7 @@ TEST(Ch05Rope, FractionRotatesOnlyTheFirstCoordinates) {
   }
 }
 
+// grades: task 5.3
 TEST(Ch05Rope, ApplyRotaryPassesGradcheck) {
   ag::Rng rng(11);
   Tensor x = ag::randn({2, 2, 5, 6}, rng, f64);
@@ -295,6 +304,7 @@ TEST(Ch05Rope, RegisteredWithItsOptionsAndBadOptionsAreErrors) {
   EXPECT_THROW(rope_tables(4, 5, 10000, f64), ag::Error);
 }
 
+// grades: task 5.3
 TEST(Ch05Rope, InspectShowsTablesAndARotatedUnitVector) {
   RotaryEncoding rope(16);
   const auto quantities = rope.inspect(8);

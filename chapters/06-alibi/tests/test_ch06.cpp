@@ -26,6 +26,7 @@ DecoderConfig four_head_config() {
 
 }  // namespace
 
+// grades: task 6.1
 TEST(Ch06Alibi, SlopesMatchThePaperForOneToSixteenHeads) {
   // Written by hand as powers of two: slope = 2^-e for each listed e.
   const std::vector<std::vector<double>> exponents{
@@ -61,6 +62,7 @@ TEST(Ch06Alibi, SlopesMatchThePaperForOneToSixteenHeads) {
   EXPECT_EQ(alibi_slopes(6), six);
 }
 
+// grades: task 6.2
 TEST(Ch06Alibi, BiasMatrixForTwoHeads) {
   // H = 2: slopes 1/16 and 1/256. bias[h, i, j] = -slope_h (i - j).
   Tensor bias = alibi_bias(2, 3, 3, 0, f64);
@@ -75,11 +77,13 @@ TEST(Ch06Alibi, BiasMatrixForTwoHeads) {
             (std::vector<double>{-4.0 / 256, -3.0 / 256, -2.0 / 256, -1.0 / 256, 0}));
 }
 
+// grades: task 6.2
 TEST(Ch06Alibi, BiasWithAnOffsetIsTheRowsOfTheFullBias) {
   Tensor full = alibi_bias(3, 7, 7, 0, f64);
   EXPECT_EQ(alibi_bias(3, 3, 7, 4, f64).to_vector(), ag::slice(full, 1, 4, 7).to_vector());
 }
 
+// grades: task 6.2
 TEST(Ch06Alibi, ScoreTermDependsOnlyOnTheDistance) {
   // shifting query and key positions together leaves the bias unchanged
   for (std::int64_t heads : {1, 3, 8}) {

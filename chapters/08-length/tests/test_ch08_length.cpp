@@ -30,6 +30,7 @@ class Length : public ::testing::Test {
 
 }  // namespace
 
+// grades: task 8.4
 TEST_F(Length, EveryEncodingButTheLearnedTableRunsAtFourTimesItsTrainingLength) {
   for (const EncodingEntry& entry : registered_encodings()) {
     Trainer trainer(tiny_config(entry.name));
@@ -48,6 +49,7 @@ TEST_F(Length, EveryEncodingButTheLearnedTableRunsAtFourTimesItsTrainingLength) 
   }
 }
 
+// grades: task 8.4
 TEST_F(Length, LearnedTablePastItsRowsIsRecordedWithItsOwnError) {
   Trainer trainer(tiny_config("learned"));
   const auto results = evaluate_past_training(trainer, {8, 9, 16}, 32);
@@ -63,6 +65,7 @@ TEST_F(Length, LearnedTablePastItsRowsIsRecordedWithItsOwnError) {
   EXPECT_EQ(cannot_run_cell("something else"), "cannot run: something else");
 }
 
+// grades: task 8.3
 TEST_F(Length, HeldOutBitsScoreTheSameCharactersAtEveryLength) {
   const std::string text = "the quick brown fox jumps over the lazy dog. ";
   std::string corpus;
@@ -102,6 +105,7 @@ TEST_F(Length, HeldOutBitsScoreTheSameCharactersAtEveryLength) {
   EXPECT_THROW(held_out_bits(trainer.model(), tokens, 8, 8 * 200), ag::Error);  // too long
 }
 
+// grades: task 8.3
 TEST_F(Length, HeldOutBitsRecordTheLearnedTablesRefusal) {
   std::string corpus;
   for (int i = 0; i < 40; ++i) corpus += "abcdefgh";

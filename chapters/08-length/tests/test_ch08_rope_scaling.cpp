@@ -60,6 +60,7 @@ TEST(Ch08RopeScaling, NoneKeepsRopeBitForBit) {
   EXPECT_EQ(max_abs_difference(rk, apply_rotary(k, 3, cos, sin, RotaryLayout::adjacent)), 0.0);
 }
 
+// grades: task 8.1
 TEST(Ch08RopeScaling, LinearDividesPositionsByTheScale) {
   // d = 4, base 10000: theta = (1, 0.01); s = 2 gives (0.5, 0.005)
   const auto theta = scaled_rope_frequencies(4, 10000, rule(RopeScaling::linear, 2), 64);
@@ -77,6 +78,7 @@ TEST(Ch08RopeScaling, LinearDividesPositionsByTheScale) {
   EXPECT_LT(max_abs_difference(linear.rotate(x, x, 6).first, plain), 1e-15);
 }
 
+// grades: task 8.1
 TEST(Ch08RopeScaling, NtkRaisesTheBaseSoThatTheLowestFrequencyIsDividedByTheScale) {
   // d = 4, s = 4: base' = 10000 * 4^(4/2) = 160000, theta'_1 = 160000^(-1/2) = 1/400
   auto theta = scaled_rope_frequencies(4, 10000, rule(RopeScaling::ntk, 4), 64);
@@ -89,6 +91,7 @@ TEST(Ch08RopeScaling, NtkRaisesTheBaseSoThatTheLowestFrequencyIsDividedByTheScal
   EXPECT_NEAR(theta[1], std::pow(10000 * std::pow(2.0, 8.0 / 6), -2.0 / 8), 1e-15);
 }
 
+// grades: task 8.1
 TEST(Ch08RopeScaling, DynamicScaleFollowsTheLength) {
   const RopeScalingOptions dynamic = rule(RopeScaling::dynamic, 1, 8);
   EXPECT_EQ(rope_scale_at(dynamic, 4), 1.0);  // shorter than training: plain RoPE
@@ -107,6 +110,7 @@ TEST(Ch08RopeScaling, DynamicScaleFollowsTheLength) {
   EXPECT_NEAR(turned[3], std::sin(15 * 0.005), 1e-15);
 }
 
+// grades: task 8.1
 TEST(Ch08RopeScaling, YarnRampsFromInterpolationToExtrapolation) {
   EXPECT_EQ(yarn_ramp(0.5, 1, 32), 0.0);
   EXPECT_EQ(yarn_ramp(16.5, 1, 32), 0.5);
@@ -130,6 +134,7 @@ TEST(Ch08RopeScaling, YarnRampsFromInterpolationToExtrapolation) {
   EXPECT_DOUBLE_EQ(scaled_rope_frequencies(4, 10000, yarn, 64)[0], 0.25);
 }
 
+// grades: task 8.2
 TEST(Ch08RopeScaling, YarnTemperatureMultipliesTheScores) {
   // s = 4: q and k each times 0.1 ln 4 + 1 = 1.1386294, the score times its square
   const RopeScalingOptions yarn = rule(RopeScaling::yarn, 4, 32);
@@ -142,6 +147,9 @@ TEST(Ch08RopeScaling, YarnTemperatureMultipliesTheScores) {
   EXPECT_NEAR(dot(rq, rk), 1.1386294361119891 * 1.1386294361119891 * dot(q, k), 1e-12);
 }
 
+// YaRN's temperature (task 8.2) completes the scaling rules: the tests that run every
+// rule through attention grade 8.2 (those of 8.1 may not wait for it).
+// grades: task 8.2
 TEST(Ch08RopeScaling, ScoreDependsOnlyOnTheRelativePositionAtAFixedScale) {
   ag::Rng rng(22);
   Tensor q = ag::randn({1, 1, 1, 8}, rng, f64), k = ag::randn({1, 1, 1, 8}, rng, f64);
@@ -195,6 +203,8 @@ TEST(Ch08RopeScaling, DynamicScalingIsNotCacheConsistentPastTheTrainingLength) {
   EXPECT_GT(cached_decoding_difference(model).one_by_one, 1e-6);
 }
 
+// Every rule through attention, YaRN's temperature too: grades 8.2, not 8.1.
+// grades: task 8.2
 TEST(Ch08RopeScaling, OneBlockModelPassesGradcheckInFloat64) {
   // dynamic with train_length 2: the 3-token sequences run at s = 1.5
   for (const auto& scaling : every_rule(2)) {

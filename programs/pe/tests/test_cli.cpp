@@ -123,6 +123,7 @@ TEST(Cli, TableReusesOnlyFinishedRunsWithTheSameConfiguration) {
 
 // `pe table --lengths` evaluates every row's model at each length without retraining: a number
 // where the model runs, the learned table's own refusal where it has no row, in both files.
+// grades: task 8.4
 TEST(Cli, TableLengthsEvaluatesEveryRowAtEveryLength) {
   const std::string dir = temp_dir("table_lengths");
   const Outcome o =

@@ -1,6 +1,8 @@
 // pe generate (through the key/value cache or a full pass per token), encoding options given
 // at evaluation time (pe eval -o), fine-tunes from a checkpoint (pe train --init) and the RoPE
-// scaling rules in pe inspect: run as a reader runs them.
+// scaling rules in pe inspect: run as a reader runs them. They are chapter 8's too (cached
+// generation past the training length, the scaling rules): `// chapter: 08` gives each one
+// that chapter's label, so that `ctest -L ch08` runs them.
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -46,6 +48,7 @@ nlohmann::json json_of(const Outcome& o) {
 
 }  // namespace
 
+// chapter: 08
 TEST(CliGenerate, CachedAndUncachedGenerationWriteTheSameText) {
   const std::string dir = temp_dir("same");
   // The prompt and 30 new characters run to position 40, five times the training length.
@@ -80,6 +83,7 @@ TEST(CliGenerate, CachedAndUncachedGenerationWriteTheSameText) {
   }
 }
 
+// chapter: 08
 TEST(CliGenerate, EveryByteOfTheCorpusRoundTripsThroughThePrompt) {
   // A corpus of the bytes 1 .. 255 (charlm spells many of them as "\n", "\xHH", ...):
   // the prompt holding all of them comes back byte for byte before the new character.
@@ -101,6 +105,7 @@ TEST(CliGenerate, EveryByteOfTheCorpusRoundTripsThroughThePrompt) {
   EXPECT_EQ(o.output.substr(0, 255), bytes);
 }
 
+// chapter: 08
 TEST(CliGenerate, BadRequestsGetOneLineErrors) {
   const std::string dir = temp_dir("errors");
   const std::string charlm = train_char_model(dir, "learned");  // a table of 8 rows
@@ -135,6 +140,7 @@ TEST(CliGenerate, BadRequestsGetOneLineErrors) {
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
 }
 
+// chapter: 08
 TEST(CliGenerate, EvalTakesEncodingOptionsOverTheCheckpoints) {
   const std::string dir = temp_dir("eval");
   const std::string checkpoint = train_char_model(dir, "rope");
@@ -151,6 +157,7 @@ TEST(CliGenerate, EvalTakesEncodingOptionsOverTheCheckpoints) {
   expect_one_line_error(run(eval + " -o scaling"), "key=value");
 }
 
+// chapter: 08
 TEST(CliGenerate, TrainInitStartsFromACheckpointsWeights) {
   const std::string dir = temp_dir("init");
   const std::string checkpoint = train_char_model(dir, "rope");
@@ -182,6 +189,7 @@ TEST(CliGenerate, TrainInitStartsFromACheckpointsWeights) {
       "--init");
 }
 
+// chapter: 08
 TEST(CliGenerate, InspectRopeShowsTheScalingInForce) {
   // d = 8, dynamic NTK trained at 8, inspected at 16: s = 2, base' = 10000 * 2^(8/6), and the
   // slowest frequency theta'_3 = 10000^(-3/4) / 2 = 0.0005
