@@ -17,6 +17,7 @@ import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 
 SOURCE_SUFFIXES = (".cpp", ".hpp", ".h", ".cc")
