@@ -120,6 +120,7 @@ inline int run_chapter_experiment(int argc, char** argv, const std::string& prog
   if (auto status = parse_chapter_options(argc, argv, program, description, options))
     return *status;
   try {
+    source_commit();  // read now, as the experiment starts (run.hpp)
     register_chapter_encodings();
     const std::string path =
         options.summary.empty() ? options.out + "/summary.json" : options.summary;

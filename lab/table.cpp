@@ -111,6 +111,7 @@ void write_table(const std::vector<PlannedRun>& planned, const RunListOptions& h
 }  // namespace
 
 void run_table(const TableOptions& options) {
+  source_commit();  // read as the table starts (run.hpp)
   std::vector<std::string> encodings = options.encodings;
   if (encodings.empty())
     for (const auto& entry : registered_encodings()) encodings.push_back(entry.name);
