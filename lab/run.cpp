@@ -8,17 +8,17 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
-#include <cstring>
-#include <cstdlib>
-#include <exception>
-#include <memory>
-#include <mutex>
-#include <thread>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
 
 #include "ag/files.hpp"
 #include "ag/io.hpp"
@@ -26,8 +26,8 @@
 #include "ag/simd.hpp"
 #include "ag/threads.hpp"
 #include "ag/versions.hpp"
-#include "lab/figures.hpp"
 #include "base/folder_lock.hpp"
+#include "lab/figures.hpp"
 #include "lab/memory.hpp"
 #include "lab/progress.hpp"
 
@@ -77,9 +77,10 @@ std::string read_source_commit() {
   const std::string git = "git -C " + quoted + " ";
   const std::string commit = output_of(git + "rev-parse --short HEAD 2>/dev/null");
   if (commit.empty()) return "unknown";
-  const std::string changed = output_of(
-      git + "status --porcelain --untracked-files=no -- '*.cpp' '*.hpp' '*.in' '*.cmake' "
-            "'CMakeLists.txt' 'CMakePresets.json' 2>/dev/null");
+  const std::string changed =
+      output_of(git +
+                "status --porcelain --untracked-files=no -- '*.cpp' '*.hpp' '*.in' '*.cmake' "
+                "'CMakeLists.txt' 'CMakePresets.json' 2>/dev/null");
   return changed.empty() ? commit : commit + "-dirty";
 }
 
@@ -96,7 +97,7 @@ std::map<std::string, std::string> build_versions() {
           {"libraries", ag::library_versions()},
           {"threads", ag::has_threads() ? "OpenMP" : "none (built without OpenMP)"},
           {"build_type", PE_BUILD_TYPE},
-          {"arch", PE_ARCH_NAME},               // what the build was compiled for
+          {"arch", PE_ARCH_NAME},           // what the build was compiled for
           {"simd", ag::simd_path_name()}};  // the kernels this machine ran: same path, same bits
 }
 
@@ -293,8 +294,7 @@ RunSummary train_and_write(Trainer& trainer, const RunOptions& options,
   const std::int64_t save_every = trainer.save_every;
   if (save_every > 0)
     trainer.after_step = [&] {
-      if (trainer.steps_done() % save_every != 0 || trainer.steps_done() == config.steps)
-        return;
+      if (trainer.steps_done() % save_every != 0 || trainer.steps_done() == config.steps) return;
       trainer.save(checkpoint);  // atomically: a kill leaves the previous one whole
       saved_at = trainer.steps_done();
     };
@@ -451,8 +451,8 @@ void check_previous_run(const TrainConfig& config, const std::string& out_dir, b
       const ag::TensorFile file = ag::load_tensor_file(checkpoint);
       const SavedProgress saved = read_saved_progress(file.metadata, checkpoint);
       there = nlohmann::json(saved.config);
-      what = "an unfinished run (its checkpoint is at step " + std::to_string(saved.steps_done) +
-             ")";
+      what =
+          "an unfinished run (its checkpoint is at step " + std::to_string(saved.steps_done) + ")";
     } catch (const ag::Error&) {
       return;  // a checkpoint that does not read back holds nothing to keep
     }
@@ -542,8 +542,8 @@ std::vector<FinishedRun> run_or_reuse(const std::vector<PlannedRun>& runs,
   std::vector<FinishedRun> finished;
   std::vector<std::size_t> todo;  // runs to train, in order
   for (const PlannedRun& planned : runs) {
-    const std::string at = "run " + std::to_string(finished.size() + 1) + "/" +
-                           std::to_string(runs.size()) + ": ";
+    const std::string at =
+        "run " + std::to_string(finished.size() + 1) + "/" + std::to_string(runs.size()) + ": ";
     FinishedRun run{planned.config, {}, false};
     if (const auto& reused = earlier[finished.size()]) {
       std::fprintf(stderr, "%sreusing the finished run in %s (same configuration)\n", at.c_str(),
@@ -579,13 +579,12 @@ std::string result_line(const FinishedRun& run) {
                 "loss %.4f  (%.0f s)",
                 c.encoding.c_str(), c.task.c_str(), long(c.model.layers),
                 c.model.layers == 1 ? " " : "s", long(c.model.heads),
-                c.model.heads == 1 ? " " : "s", long(c.steps), (unsigned long)c.seed,
-                e.accuracy, e.loss, run.summary.train_seconds);
+                c.model.heads == 1 ? " " : "s", long(c.steps), (unsigned long)c.seed, e.accuracy,
+                e.loss, run.summary.train_seconds);
   return line;
 }
 
-std::optional<RunSummary> load_finished_run(const TrainConfig& config,
-                                            const std::string& out_dir) {
+std::optional<RunSummary> load_finished_run(const TrainConfig& config, const std::string& out_dir) {
   const std::string json_path = out_dir + "/run.json";
   if (!std::filesystem::exists(json_path) || !std::filesystem::exists(out_dir + "/checkpoint.agt"))
     return std::nullopt;
@@ -622,8 +621,8 @@ std::optional<RunSummary> load_finished_run(const TrainConfig& config,
                 "load_finished_run", "'", json_path, "': '", length,
                 "' is not an evaluation length");
       const std::string at = " at length " + length;
-      ag::check(eval.at("scored_tokens").is_number_integer(), "load_finished_run", "'",
-                json_path, "': scored_tokens", at, " is not a whole number");
+      ag::check(eval.at("scored_tokens").is_number_integer(), "load_finished_run", "'", json_path,
+                "': scored_tokens", at, " is not a whole number");
       summary.final[L] = {number(eval.at("accuracy"), "accuracy" + at, 0, 1),
                           number(eval.at("loss"), "loss" + at, 0, INFINITY),
                           eval.at("scored_tokens").get<std::int64_t>()};

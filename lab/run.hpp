@@ -84,8 +84,8 @@ struct PlannedRun {
 
 /// A run of the list, done: trained now, or taken from its folder.
 struct FinishedRun {
-  TrainConfig config;  ///< what was trained
-  RunSummary summary;  ///< summary.out_dir is the run's folder
+  TrainConfig config;   ///< what was trained
+  RunSummary summary;   ///< summary.out_dir is the run's folder
   bool reused = false;  ///< taken from its folder rather than trained now
 };
 

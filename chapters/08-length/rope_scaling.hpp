@@ -32,8 +32,8 @@ struct RopeScalingOptions {
   RopeScaling method = RopeScaling::none;  ///< which rule
   double scale = 1;               ///< s >= 1 (linear, ntk, yarn): how many times L_train to reach
   std::int64_t train_length = 0;  ///< L_train (dynamic, yarn)
-  double alpha = 1;  ///< YaRN's ramp: r_i < alpha interpolates fully
-  double beta = 32;  ///< YaRN's ramp: r_i > beta keeps the trained frequency
+  double alpha = 1;               ///< YaRN's ramp: r_i < alpha interpolates fully
+  double beta = 32;               ///< YaRN's ramp: r_i > beta keeps the trained frequency
 };
 
 /// An ag::Error unless the options make sense for their method: s finite and >= 1,

@@ -56,9 +56,10 @@ std::string expected_source_commit() {
   const std::string git = std::string("git -C '") + PE_SOURCE_DIR + "' ";
   const std::string commit = output_of(git + "rev-parse --short HEAD 2>/dev/null");
   if (commit.empty()) return "unknown";
-  const bool dirty = !output_of(git + "status --porcelain --untracked-files=no -- '*.cpp' "
-                                      "'*.hpp' '*.in' '*.cmake' 'CMakeLists.txt' "
-                                      "'CMakePresets.json' 2>/dev/null")
+  const bool dirty = !output_of(git +
+                                "status --porcelain --untracked-files=no -- '*.cpp' "
+                                "'*.hpp' '*.in' '*.cmake' 'CMakeLists.txt' "
+                                "'CMakePresets.json' 2>/dev/null")
                           .empty();
   return dirty ? commit + "-dirty" : commit;
 }
