@@ -64,5 +64,5 @@ echo "check-format: ${#differ[@]} of ${#files[@]} C++ files differ from .clang-f
 printf '  %s\n' "${differ[@]}" >&2
 echo "Fix them with: scripts/check-format.sh --fix" >&2
 echo "(then a chapter that quotes a changed region needs" \
-     "build/default/programs/tools/snippets update . chapters/*/README.md)" >&2
+     "programs/tools/snippets.py update . chapters/*/README.md)" >&2
 exit 1

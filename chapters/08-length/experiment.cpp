@@ -111,11 +111,12 @@ struct Experiment {
   std::vector<std::int64_t> lengths;   // the evaluation lengths
   std::int64_t seeds = 1;
   json& summary;
-  std::string tables;  // tables.md, section after section
+  std::string tables = {};  // tables.md, section after section
   // The seed-1 model of each row, "task/rope-l2", for the figures, the probe and the scaling.
-  std::map<std::string, std::unique_ptr<pe::Trainer>> seed1_models;
+  std::map<std::string, std::unique_ptr<pe::Trainer>> seed1_models = {};
   // results[task][row name][s]: the row's results at every length, for seed s
-  std::map<std::string, std::map<std::string, std::vector<std::vector<pe::LengthResult>>>> results;
+  std::map<std::string, std::map<std::string, std::vector<std::vector<pe::LengthResult>>>> results =
+      {};
 };
 
 // The model every row shares but for its depth and heads: a two-layer row's.
