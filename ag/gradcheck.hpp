@@ -23,9 +23,9 @@ struct GradcheckOptions {
 
 /// What gradcheck found.
 struct GradcheckResult {
-  bool passed = true;     ///< every checked element within tolerance
-  std::string report;     ///< on failure: the input, the element and both values
-  double worst_error = 0; ///< largest |analytic - numeric| seen
+  bool passed = true;       ///< every checked element within tolerance
+  std::string report;       ///< on failure: the input, the element and both values
+  double worst_error = 0;   ///< largest |analytic - numeric| seen
   std::int64_t checks = 0;  ///< elements and directions compared
 };
 

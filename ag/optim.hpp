@@ -15,7 +15,7 @@ class Optimizer {
   virtual ~Optimizer() = default;
   virtual void step() = 0;  ///< one update; parameters without a gradient are skipped
   void zero_grad();         ///< zero_grad() on every parameter
-  double lr;  ///< public so that a schedule can change it between steps
+  double lr;                ///< public so that a schedule can change it between steps
 
  protected:
   std::vector<Tensor> parameters_;  ///< the handles given at construction
@@ -27,8 +27,7 @@ class SGD : public Optimizer {
   /// \param parameters the leaves to update  \param lr learning rate
   /// \param momentum the factor on the previous velocity (0: plain gradient descent)
   /// \param weight_decay L2 penalty added to the gradient
-  SGD(std::vector<Tensor> parameters, double lr, double momentum = 0.0,
-      double weight_decay = 0.0);
+  SGD(std::vector<Tensor> parameters, double lr, double momentum = 0.0, double weight_decay = 0.0);
   void step() override;  ///< one update of every parameter that has a gradient
 
  private:
@@ -44,9 +43,8 @@ class Adam : public Optimizer {
   /// \param beta1, beta2 decay rates of the first and second moment estimates
   /// \param eps added to the root of the second moment
   /// \param weight_decay the decay factor  \param decoupled_weight_decay AdamW's rule when true
-  Adam(std::vector<Tensor> parameters, double lr = 1e-3, double beta1 = 0.9,
-       double beta2 = 0.999, double eps = 1e-8, double weight_decay = 0.0,
-       bool decoupled_weight_decay = false);
+  Adam(std::vector<Tensor> parameters, double lr = 1e-3, double beta1 = 0.9, double beta2 = 0.999,
+       double eps = 1e-8, double weight_decay = 0.0, bool decoupled_weight_decay = false);
   void step() override;                    ///< one update of every parameter that has a gradient
   long steps_taken() const { return t_; }  ///< the step count t of the bias correction
   /// The moment estimates (one pair per parameter) and the step count, for checkpoints.
@@ -70,8 +68,8 @@ class Adam : public Optimizer {
 class AdamW : public Adam {
  public:
   /// The parameters as Adam's; the decay is decoupled.
-  AdamW(std::vector<Tensor> parameters, double lr = 1e-3, double beta1 = 0.9,
-        double beta2 = 0.999, double eps = 1e-8, double weight_decay = 0.01)
+  AdamW(std::vector<Tensor> parameters, double lr = 1e-3, double beta1 = 0.9, double beta2 = 0.999,
+        double eps = 1e-8, double weight_decay = 0.01)
       : Adam(std::move(parameters), lr, beta1, beta2, eps, weight_decay, true) {}
 };
 

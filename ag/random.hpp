@@ -13,9 +13,9 @@ class Rng {
  public:
   /// \param seed the same seed gives the same stream on every machine.
   explicit Rng(std::uint64_t seed = 0);
-  std::uint64_t next_u64();                      ///< the next raw 64-bit draw
-  double uniform();                              ///< in [0, 1)
-  double uniform(double low, double high);       ///< in [low, high)
+  std::uint64_t next_u64();                                   ///< the next raw 64-bit draw
+  double uniform();                                           ///< in [0, 1)
+  double uniform(double low, double high);                    ///< in [low, high)
   double normal(double mean = 0.0, double stddev = 1.0);      ///< a draw from N(mean, stddev^2)
   std::int64_t randint(std::int64_t low, std::int64_t high);  ///< in [low, high)
   /// An independent generator for a named stream (data, init, dropout, ...): the same

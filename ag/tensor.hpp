@@ -51,9 +51,11 @@ class Tensor {
 
   /// Pointer to the first element, row-major and contiguous. Throws if T is not the dtype.
   /// \tparam T float for Dtype::f32, double for Dtype::f64.
-  template <class T> T* data();
+  template <class T>
+  T* data();
   /// Read-only pointer to the first element. \tparam T float or double, the dtype's type.
-  template <class T> const T* data() const;
+  template <class T>
+  const T* data() const;
   /// Element values converted to double, for printing and tests.
   std::vector<double> to_vector() const;
   double item() const;  ///< the value of a one-element tensor
@@ -115,8 +117,7 @@ Tensor ones(const Shape& shape, Dtype dtype = Dtype::f32);
 Tensor full(const Shape& shape, double value, Dtype dtype = Dtype::f32);
 Tensor scalar(double value, Dtype dtype = Dtype::f32);  ///< shape []
 /// Values in row-major order; their count must equal the shape's.
-Tensor from_vector(const std::vector<double>& values, const Shape& shape,
-                   Dtype dtype = Dtype::f32);
+Tensor from_vector(const std::vector<double>& values, const Shape& shape, Dtype dtype = Dtype::f32);
 /// 0, 1, ..., n-1 as shape [n].
 Tensor arange(std::int64_t n, Dtype dtype = Dtype::f32);
 

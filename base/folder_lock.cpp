@@ -78,9 +78,7 @@ FolderLock::FolderLock(const std::string& folder, const std::string& op)
   static_cast<void>(written);
 }
 
-FolderLock::~FolderLock() {
-  release();
-}
+FolderLock::~FolderLock() { release(); }
 
 void FolderLock::abandon() {
   release();

@@ -3,25 +3,24 @@
 // quick subset, read with the book's one command-line helper (base), and the frame
 // around every such experiment.
 #pragma once
-#include <cstdint>
-#include <exception>
-#include <filesystem>
-#include <functional>
-#include <iostream>
-#include <optional>
-#include <string>
-
 #include <stdlib.h>  // mkstemp
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <exception>
+#include <filesystem>
+#include <functional>
+#include <iostream>
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "ag/files.hpp"
-#include "lab/chapter_registry.hpp"
 #include "base/command_line.hpp"
 #include "base/folder_lock.hpp"
+#include "lab/chapter_registry.hpp"
 #include "lab/run.hpp"
 #include "lab/summary.hpp"
 
@@ -45,7 +44,7 @@ struct ChapterOptions {
   /// Non-empty: the experiment offers `--fast`, a quick subset that this text describes in
   /// --help. The subset must not touch the runs the chapter quotes (its own --out default).
   std::string fast_help = "";
-  bool fast = false;  ///< --fast was given
+  bool fast = false;          ///< --fast was given
   std::string fast_out = "";  ///< the output folder under --fast when --out is not given
 
   /// How the chapter's runs go through run_or_reuse: reused unless --retrain, a run of another
@@ -73,7 +72,8 @@ inline std::optional<int> parse_chapter_options(int argc, char** argv, const std
   auto* out = app.add_option("--out", options.out, "folder for the runs and figures")
                   ->capture_default_str()
                   ->check(not_empty("a folder"));
-  if (!options.fast_help.empty()) app.add_flag("--fast", options.fast, options.fast_help)->excludes(steps);
+  if (!options.fast_help.empty())
+    app.add_flag("--fast", options.fast, options.fast_help)->excludes(steps);
   app.add_flag("--retrain", options.retrain,
                "train every run again, even one that finished in its folder with the same "
                "configuration");
@@ -120,11 +120,14 @@ inline int run_chapter_experiment(int argc, char** argv, const std::string& prog
   if (auto status = parse_chapter_options(argc, argv, program, description, options))
     return *status;
   try {
+    source_commit();  // read now, as the experiment starts (run.hpp)
     register_chapter_encodings();
     const std::string path =
         options.summary.empty() ? options.out + "/summary.json" : options.summary;
     // A summary straight in the output folder needs only the folder the lock makes below.
-    const auto as_folder = [](const std::filesystem::path& p) { return (p / "").lexically_normal(); };
+    const auto as_folder = [](const std::filesystem::path& p) {
+      return (p / "").lexically_normal();
+    };
     if (!options.summary.empty() &&
         as_folder(std::filesystem::path(path).parent_path()) != as_folder(options.out))
       check_output_file(path, "--summary");

@@ -206,9 +206,7 @@ const std::string& gnuplot_path() {
   return path;
 }
 
-bool gnuplot_available() {
-  return !gnuplot_path().empty();
-}
+bool gnuplot_available() { return !gnuplot_path().empty(); }
 
 // [atomic-figure]
 void run_gnuplot(const std::string& script, const std::string& png_path, const char* op,
@@ -235,10 +233,9 @@ void run_gnuplot(const std::string& script, const std::string& png_path, const c
     ag::check(fd >= 0, op, "cannot write '", png_path, "': ", std::strerror(errno));
     ::close(fd);
   }
-  const std::string command = shell_quoted(program) + " -e " +
-                              shell_quoted("set output " + quoted(temporary)) + " " +
-                              shell_quoted(script_path.string()) + " > /dev/null 2> " +
-                              shell_quoted(errors_path.string());
+  const std::string command =
+      shell_quoted(program) + " -e " + shell_quoted("set output " + quoted(temporary)) + " " +
+      shell_quoted(script_path.string()) + " > /dev/null 2> " + shell_quoted(errors_path.string());
   const int status = std::system(command.c_str());
   const bool ran = status != -1 && WIFEXITED(status);
   const int code = ran ? WEXITSTATUS(status) : -1;

@@ -44,14 +44,14 @@ nlohmann::json inspect_encoding(const InspectRequest& request) {
   spec.max_length = request.length;
   spec.options = request.options;
   // What the tables and the rotated vectors will take, checked before they are made.
-  const double rotated =
-      request.vector.empty() ? 0
+  const double rotated = request.vector.empty()
+                             ? 0
                              : double(request.positions.empty() ? std::size_t(request.length)
                                                                 : request.positions.size()) *
                                    double(request.vector.size());
   require_memory(estimated_inspect_bytes(request.encoding, spec, request.length, rotated),
-                 "inspecting " + request.encoding + " at length " +
-                     std::to_string(request.length) + " and width " + std::to_string(request.dim));
+                 "inspecting " + request.encoding + " at length " + std::to_string(request.length) +
+                     " and width " + std::to_string(request.dim));
   ag::Rng rng(0);
   auto encoding = make_encoding(request.encoding, spec, rng);
   nlohmann::json out = {{"encoding", request.encoding},

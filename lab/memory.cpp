@@ -21,8 +21,8 @@ namespace pe {
 
 double estimated_bytes(const TrainConfig& c, std::int64_t vocab, std::int64_t eval_length) {
   const double kFloat = 4;  // the model trains in float32
-  const double C = double(c.model.width), F = double(c.model.ffn_width),
-               H = double(c.model.heads), L = double(c.model.layers), V = double(vocab);
+  const double C = double(c.model.width), F = double(c.model.ffn_width), H = double(c.model.heads),
+               L = double(c.model.layers), V = double(vocab);
   const double D = C / H;
   const double longest = double(c.max_length > 0 ? c.max_length : c.length);
   // Embedding, output head, and per layer four projections, the feed-forward and the norms;
@@ -30,7 +30,8 @@ double estimated_bytes(const TrainConfig& c, std::int64_t vocab, std::int64_t ev
   const double parameters = 2 * V * C + L * (4 * C * C + 2 * C * F + 6 * C) + longest * C;
   const bool training = eval_length <= 0;
   const double T = training ? double(c.length) : double(eval_length);
-  const double B = training ? double(c.batch) : double(std::min<std::int64_t>(64, c.eval_sequences));
+  const double B =
+      training ? double(c.batch) : double(std::min<std::int64_t>(64, c.eval_sequences));
   // Per layer: about a dozen [B, T, C] tensors, three [B, T, F], and four [B, H, T, T] (scores,
   // mask, softmax, weights). Shaw adds a score-sized key term and its gradient, and with
   // -o pairwise=true two [T, T, D] tensors and their gradients on top.
@@ -102,8 +103,10 @@ void require_memory(double needed, const std::string& what) {
   if (memory.bytes <= 0) {
     static bool said = false;  // once per process: evaluation checks every length
     if (!said)
-      std::fprintf(stderr, "memory: could not read this machine's memory; the estimate of %s "
-                           "is not checked\n", gigabytes(needed).c_str());
+      std::fprintf(stderr,
+                   "memory: could not read this machine's memory; the estimate of %s "
+                   "is not checked\n",
+                   gigabytes(needed).c_str());
     said = true;
     return;
   }

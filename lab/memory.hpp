@@ -12,16 +12,16 @@ struct EncodingSpec;
 
 /// Bytes that training `config` (with a vocabulary of `vocab` tokens) needs: parameters with
 /// their gradients and Adam state, plus the activations of one step (attention scores
-/// B*H*T*T per layer; Shaw's [T, T, D] tensors with -o pairwise=true), kept for the backward pass. When
-/// eval_length > 0, the figure for evaluating at that length instead (64 sequences at a
-/// time, no gradients). An estimate within a small factor, computed in floating point so
-/// that no product overflows.
+/// B*H*T*T per layer; Shaw's [T, T, D] tensors with -o pairwise=true), kept for the backward pass.
+/// When eval_length > 0, the figure for evaluating at that length instead (64 sequences at a time,
+/// no gradients). An estimate within a small factor, computed in floating point so that no product
+/// overflows.
 double estimated_bytes(const TrainConfig& config, std::int64_t vocab, std::int64_t eval_length = 0);
 
 /// Memory this process may use, and where the figure came from.
 struct AvailableMemory {
-  double bytes = 0;      ///< 0 when nothing could be read: then nothing is refused
-  std::string source;    ///< "MemAvailable in /proc/meminfo", "total physical memory", ...
+  double bytes = 0;    ///< 0 when nothing could be read: then nothing is refused
+  std::string source;  ///< "MemAvailable in /proc/meminfo", "total physical memory", ...
 };
 
 /// $PE_MEMORY_LIMIT_BYTES when set (a whole number of bytes; anything else throws ag::Error);

@@ -13,7 +13,9 @@ class Progress {
  public:
   /// \param label printed before the bar  \param total the count that means done
   Progress(std::string label, std::int64_t total)
-      : label_(std::move(label)), total_(total), tty_(isatty(fileno(stderr))),
+      : label_(std::move(label)),
+        total_(total),
+        tty_(isatty(fileno(stderr))),
         start_(std::chrono::steady_clock::now()) {}
 
   /// Redraws the bar (terminal only, at most ten times a second).

@@ -3,7 +3,6 @@
 #include <cstdio>
 
 #include "ag/files.hpp"
-
 #include "lab/summary.hpp"
 
 namespace pe {

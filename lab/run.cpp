@@ -8,17 +8,17 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
-#include <cstring>
-#include <cstdlib>
-#include <exception>
-#include <memory>
-#include <mutex>
-#include <thread>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
 
 #include "ag/files.hpp"
 #include "ag/io.hpp"
@@ -26,13 +26,13 @@
 #include "ag/simd.hpp"
 #include "ag/threads.hpp"
 #include "ag/versions.hpp"
-#include "lab/figures.hpp"
 #include "base/folder_lock.hpp"
+#include "lab/figures.hpp"
 #include "lab/memory.hpp"
 #include "lab/progress.hpp"
 
-#ifndef PE_GIT_COMMIT
-#define PE_GIT_COMMIT "unknown"
+#ifndef PE_SOURCE_DIR
+#define PE_SOURCE_DIR ""
 #endif
 #ifndef PE_BUILD_TYPE
 #define PE_BUILD_TYPE "unknown"
@@ -46,13 +46,58 @@
 
 namespace pe {
 
+namespace {
+
+// What a shell command printed, without its last newline ("" when it could not run).
+std::string output_of(const std::string& command) {
+#if defined(__EMSCRIPTEN__)
+  (void)command;
+  return "";  // no processes in the browser
+#else
+  std::string output;
+  if (FILE* pipe = popen(command.c_str(), "r")) {
+    char buffer[256];
+    while (std::fgets(buffer, sizeof buffer, pipe)) output += buffer;
+    pclose(pipe);
+  }
+  while (!output.empty() && output.back() == '\n') output.pop_back();
+  return output;
+#endif
+}
+
+// The commit of the sources this program was built from, read from their git checkout, with
+// "-dirty" when a tracked source or build file differs from it (results, figures and text are
+// the runs' output and do not count). "unknown" outside a checkout or without git.
+std::string read_source_commit() {
+  std::string folder = PE_SOURCE_DIR;
+  if (folder.empty()) return "unknown";
+  std::string quoted = "'";  // for the shell: ' becomes '\''
+  for (char c : folder) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  quoted += "'";
+  const std::string git = "git -C " + quoted + " ";
+  const std::string commit = output_of(git + "rev-parse --short HEAD 2>/dev/null");
+  if (commit.empty()) return "unknown";
+  const std::string changed =
+      output_of(git +
+                "status --porcelain --untracked-files=no -- '*.cpp' '*.hpp' '*.in' '*.cmake' "
+                "'CMakeLists.txt' 'CMakePresets.json' 2>/dev/null");
+  return changed.empty() ? commit : commit + "-dirty";
+}
+
+}  // namespace
+
+const std::string& source_commit() {
+  static const std::string commit = read_source_commit();
+  return commit;
+}
+
 std::map<std::string, std::string> build_versions() {
-  return {{"git_commit", PE_GIT_COMMIT},
+  return {{"git_commit", source_commit()},
           {"compiler", PE_COMPILER},
           {"libraries", ag::library_versions()},
           {"threads", ag::has_threads() ? "OpenMP" : "none (built without OpenMP)"},
           {"build_type", PE_BUILD_TYPE},
-          {"arch", PE_ARCH_NAME},               // what the build was compiled for
+          {"arch", PE_ARCH_NAME},           // what the build was compiled for
           {"simd", ag::simd_path_name()}};  // the kernels this machine ran: same path, same bits
 }
 
@@ -249,8 +294,7 @@ RunSummary train_and_write(Trainer& trainer, const RunOptions& options,
   const std::int64_t save_every = trainer.save_every;
   if (save_every > 0)
     trainer.after_step = [&] {
-      if (trainer.steps_done() % save_every != 0 || trainer.steps_done() == config.steps)
-        return;
+      if (trainer.steps_done() % save_every != 0 || trainer.steps_done() == config.steps) return;
       trainer.save(checkpoint);  // atomically: a kill leaves the previous one whole
       saved_at = trainer.steps_done();
     };
@@ -311,6 +355,7 @@ RunSummary train_and_write(Trainer& trainer, const RunOptions& options,
 }  // namespace
 
 RunSummary run_training(const TrainConfig& requested, const RunOptions& options) {
+  source_commit();  // read as the run starts: the summary records the sources it ran
   const auto wall_start = std::chrono::steady_clock::now();
   // Everything that can be refused is refused before the folder exists or training starts.
   ag::check(options.init_from.empty() || options.resume_from.empty(), "train",
@@ -406,8 +451,8 @@ void check_previous_run(const TrainConfig& config, const std::string& out_dir, b
       const ag::TensorFile file = ag::load_tensor_file(checkpoint);
       const SavedProgress saved = read_saved_progress(file.metadata, checkpoint);
       there = nlohmann::json(saved.config);
-      what = "an unfinished run (its checkpoint is at step " + std::to_string(saved.steps_done) +
-             ")";
+      what =
+          "an unfinished run (its checkpoint is at step " + std::to_string(saved.steps_done) + ")";
     } catch (const ag::Error&) {
       return;  // a checkpoint that does not read back holds nothing to keep
     }
@@ -497,8 +542,8 @@ std::vector<FinishedRun> run_or_reuse(const std::vector<PlannedRun>& runs,
   std::vector<FinishedRun> finished;
   std::vector<std::size_t> todo;  // runs to train, in order
   for (const PlannedRun& planned : runs) {
-    const std::string at = "run " + std::to_string(finished.size() + 1) + "/" +
-                           std::to_string(runs.size()) + ": ";
+    const std::string at =
+        "run " + std::to_string(finished.size() + 1) + "/" + std::to_string(runs.size()) + ": ";
     FinishedRun run{planned.config, {}, false};
     if (const auto& reused = earlier[finished.size()]) {
       std::fprintf(stderr, "%sreusing the finished run in %s (same configuration)\n", at.c_str(),
@@ -534,13 +579,12 @@ std::string result_line(const FinishedRun& run) {
                 "loss %.4f  (%.0f s)",
                 c.encoding.c_str(), c.task.c_str(), long(c.model.layers),
                 c.model.layers == 1 ? " " : "s", long(c.model.heads),
-                c.model.heads == 1 ? " " : "s", long(c.steps), (unsigned long)c.seed,
-                e.accuracy, e.loss, run.summary.train_seconds);
+                c.model.heads == 1 ? " " : "s", long(c.steps), (unsigned long)c.seed, e.accuracy,
+                e.loss, run.summary.train_seconds);
   return line;
 }
 
-std::optional<RunSummary> load_finished_run(const TrainConfig& config,
-                                            const std::string& out_dir) {
+std::optional<RunSummary> load_finished_run(const TrainConfig& config, const std::string& out_dir) {
   const std::string json_path = out_dir + "/run.json";
   if (!std::filesystem::exists(json_path) || !std::filesystem::exists(out_dir + "/checkpoint.agt"))
     return std::nullopt;
@@ -577,8 +621,8 @@ std::optional<RunSummary> load_finished_run(const TrainConfig& config,
                 "load_finished_run", "'", json_path, "': '", length,
                 "' is not an evaluation length");
       const std::string at = " at length " + length;
-      ag::check(eval.at("scored_tokens").is_number_integer(), "load_finished_run", "'",
-                json_path, "': scored_tokens", at, " is not a whole number");
+      ag::check(eval.at("scored_tokens").is_number_integer(), "load_finished_run", "'", json_path,
+                "': scored_tokens", at, " is not a whole number");
       summary.final[L] = {number(eval.at("accuracy"), "accuracy" + at, 0, 1),
                           number(eval.at("loss"), "loss" + at, 0, INFINITY),
                           eval.at("scored_tokens").get<std::int64_t>()};

@@ -84,8 +84,8 @@ struct PlannedRun {
 
 /// A run of the list, done: trained now, or taken from its folder.
 struct FinishedRun {
-  TrainConfig config;  ///< what was trained
-  RunSummary summary;  ///< summary.out_dir is the run's folder
+  TrainConfig config;   ///< what was trained
+  RunSummary summary;   ///< summary.out_dir is the run's folder
   bool reused = false;  ///< taken from its folder rather than trained now
 };
 
@@ -148,7 +148,14 @@ std::map<std::int64_t, Evaluation> evaluate_lengths(Trainer& trainer,
                                                     const std::vector<std::int64_t>& lengths,
                                                     std::int64_t sequences);
 
-/// What built this program (git commit at configure time, compiler, build type, SIMD target).
+/// What built this program: the commit of its sources (source_commit), compiler, build type,
+/// SIMD target, libraries.
 std::map<std::string, std::string> build_versions();
+
+/// The commit of the sources this program was built from, as their git checkout says when
+/// first asked (a run and a chapter's experiment ask as they start), with "-dirty" when a
+/// tracked source or build file has uncommitted changes; "unknown" outside a checkout. The
+/// results check refuses to quote a summary from a dirty tree.
+const std::string& source_commit();
 
 }  // namespace pe

@@ -1,6 +1,7 @@
 // The summary of a chapter's experiment: the numbers its text quotes, in one small JSON file
 // that is committed beside the chapter (chapters/NN-name/results/summary.json), so that
-// `programs/tools/results.py` can regenerate the quoted blocks and fail a test when text and runs differ.
+// `programs/tools/results.py` can regenerate the quoted blocks and fail a test when text and runs
+// differ.
 //
 //   {
 //     "experiment": "ch02_experiment", "steps": 1500, "seed": 1,

@@ -32,9 +32,8 @@ std::string fast_table_note() {
                 "pe table --fast: a quick look, not the book's table: width %ld, feed-forward "
                 "%ld, %ld steps at a peak learning rate of %g (%ld warm-up), %ld held-out "
                 "sequences; the chapters quote the full table (pe table: width %ld, %ld steps)",
-                long(c.model.width), long(c.model.ffn_width), long(c.steps), c.lr,
-                long(c.warmup), long(c.eval_sequences), long(TrainConfig{}.model.width),
-                long(TrainConfig{}.steps));
+                long(c.model.width), long(c.model.ffn_width), long(c.steps), c.lr, long(c.warmup),
+                long(c.eval_sequences), long(TrainConfig{}.model.width), long(TrainConfig{}.steps));
   return line;
 }
 
@@ -66,8 +65,9 @@ void check_no_repeats(const std::vector<T>& values, const char* flag) {
 void write_table(const std::vector<PlannedRun>& planned, const RunListOptions& how,
                  const TableOptions& options, const std::string& out_dir) {
   nlohmann::json rows = nlohmann::json::array();
-  std::string markdown = "| encoding | task | layers | steps | accuracy | train time (s) |\n"
-                         "|---|---|---|---|---|---|\n";
+  std::string markdown =
+      "| encoding | task | layers | steps | accuracy | train time (s) |\n"
+      "|---|---|---|---|---|---|\n";
   // Every row is checked before the first one trains; the note comes after the checks, so that
   // a mistake is the only line printed.
   const std::vector<FinishedRun> finished = run_or_reuse(planned, how, [&] {
@@ -107,10 +107,10 @@ void write_table(const std::vector<PlannedRun>& planned, const RunListOptions& h
   }
 }
 
-
 }  // namespace
 
 void run_table(const TableOptions& options) {
+  source_commit();  // read as the table starts (run.hpp)
   std::vector<std::string> encodings = options.encodings;
   if (encodings.empty())
     for (const auto& entry : registered_encodings()) encodings.push_back(entry.name);
@@ -121,9 +121,9 @@ void run_table(const TableOptions& options) {
   check_no_repeats(options.layers, "--layers");
   check_no_repeats(options.lengths, "--lengths");
 
-  const std::string out_dir =
-      !options.out_dir.empty() ? options.out_dir
-                               : (options.fast ? "results/table-fast" : "results/table");
+  const std::string out_dir = !options.out_dir.empty()
+                                  ? options.out_dir
+                                  : (options.fast ? "results/table-fast" : "results/table");
   std::vector<PlannedRun> planned;
   for (const auto& encoding : encodings)
     for (const auto& task : options.tasks)
@@ -141,8 +141,10 @@ void run_table(const TableOptions& options) {
   const int cores = int(usable_cores());
   int jobs = options.jobs > 0 ? options.jobs : cores;
   if (jobs > cores) {
-    std::fprintf(stderr, "note: --jobs %d is more than the %d cores this program can use; "
-                         "using %d\n", jobs, cores, cores);
+    std::fprintf(stderr,
+                 "note: --jobs %d is more than the %d cores this program can use; "
+                 "using %d\n",
+                 jobs, cores, cores);
     jobs = cores;
   }
   const RunListOptions how{options.reuse, jobs, options.overwrite};

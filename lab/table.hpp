@@ -13,9 +13,9 @@ namespace pe {
 
 /// The options of `pe table`.
 struct TableOptions {
-  std::int64_t steps = 1500;  ///< steps per run of the full table (--fast has its own)
-  std::uint64_t seed = 1;     ///< the seed of every run
-  std::string out_dir;  ///< empty: results/table, or results/table-fast with `fast`
+  std::int64_t steps = 1500;           ///< steps per run of the full table (--fast has its own)
+  std::uint64_t seed = 1;              ///< the seed of every run
+  std::string out_dir;                 ///< empty: results/table, or results/table-fast with `fast`
   std::vector<std::string> encodings;  ///< empty: every registered encoding
   std::vector<std::string> tasks{"shiftk", "alternating"};  ///< the tasks, in table order
   std::vector<std::int64_t> layers{1};  ///< the depths to train each combination at

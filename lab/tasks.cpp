@@ -46,10 +46,9 @@ std::int64_t random_letter(ag::Rng& rng) { return rng.randint(0, kLetters); }
 class SequenceTask : public Task {
  public:
   Batch sample(std::int64_t batch, std::int64_t length, ag::Rng& rng) const final {
-    ag::check(batch >= 1, "sample", "task ", name(), " needs a batch of at least 1, got ",
-              batch);
-    ag::check(length >= min_length(), "sample", "task ", name(), " cannot make sequences of length ",
-              length, ": the minimum is ", min_length());
+    ag::check(batch >= 1, "sample", "task ", name(), " needs a batch of at least 1, got ", batch);
+    ag::check(length >= min_length(), "sample", "task ", name(),
+              " cannot make sequences of length ", length, ": the minimum is ", min_length());
     check_length(length);
     const auto size = static_cast<std::size_t>(batch * length);
     Batch out{{std::vector<std::int64_t>(size), {batch, length}},
@@ -198,9 +197,8 @@ class CharLM final : public SequenceTask {
   }
   std::string name() const override { return "charlm"; }
   std::string description() const override {
-    return "charlm: next-character prediction on " + path_ + " (" +
-           std::to_string(corpus_.size()) + " characters, " + std::to_string(vocab_size()) +
-           " distinct)";
+    return "charlm: next-character prediction on " + path_ + " (" + std::to_string(corpus_.size()) +
+           " characters, " + std::to_string(vocab_size()) + " distinct)";
   }
   std::int64_t vocab_size() const override { return static_cast<std::int64_t>(bytes_.size()); }
   std::string token_text(std::int64_t token) const override {
@@ -264,8 +262,8 @@ std::int64_t parse_shift(const std::string& text) {
   const auto [stop, error] = std::from_chars(text.data(), end, k);
   const bool whole_integer = error == std::errc() && stop == end;
   // The upper bound keeps min_length() = k + 1 from overflowing.
-  ag::check(whole_integer && k >= 1 && k < std::numeric_limits<std::int64_t>::max(),
-            "make_task", "task shiftk: option k must be an integer >= 1, got '", text, "'");
+  ag::check(whole_integer && k >= 1 && k < std::numeric_limits<std::int64_t>::max(), "make_task",
+            "task shiftk: option k must be an integer >= 1, got '", text, "'");
   return k;
 }
 
@@ -282,14 +280,16 @@ struct TaskEntry {
 
 const std::vector<TaskEntry>& registry() {
   static const std::vector<TaskEntry> entries = {
-      {"shiftk", {"k"},
+      {"shiftk",
+       {"k"},
        [](const TaskOptions& o) {
          return std::make_unique<ShiftK>(parse_shift(option_or(o, "k", "4")));
        }},
       {"alternating", {}, [](const TaskOptions&) { return std::make_unique<AlternatingChar>(); }},
       {"copy", {}, [](const TaskOptions&) { return std::make_unique<Copy>(); }},
       {"recall", {}, [](const TaskOptions&) { return std::make_unique<AssociativeRecall>(); }},
-      {"charlm", {"corpus"},
+      {"charlm",
+       {"corpus"},
        [](const TaskOptions& o) {
          return std::make_unique<CharLM>(
              option_or(o, "corpus", "/usr/share/common-licenses/GPL-3"));

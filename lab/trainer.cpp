@@ -38,7 +38,8 @@ void TrainConfig::validate() const {
   in_range("warmup", warmup, limits::warmup);
   in_range("max_length", max_length, limits::max_length);
   // An infinite rate or norm would train on in NaN; a NaN fails every comparison.
-  ag::check(std::isfinite(lr) && lr > 0, "TrainConfig", "lr must be a finite positive number, got ", lr);
+  ag::check(std::isfinite(lr) && lr > 0, "TrainConfig", "lr must be a finite positive number, got ",
+            lr);
   ag::check(std::isfinite(clip) && clip > 0, "TrainConfig",
             "clip must be a finite positive number, got ", clip);
   ag::check(std::isfinite(weight_decay) && weight_decay >= 0, "TrainConfig",
@@ -72,8 +73,8 @@ Trainer::Trainer(TrainConfig config) : config_(std::move(config)) {
   spec.model = config_.model;
   spec.max_length = config_.max_length > 0 ? config_.max_length : config_.length;
   spec.options = config_.encoding_options;
-  model_ = std::make_unique<Decoder>(config_.model, make_encoding(config_.encoding, spec, init),
-                                     init);
+  model_ =
+      std::make_unique<Decoder>(config_.model, make_encoding(config_.encoding, spec, init), init);
   optimizer_ = std::make_unique<ag::AdamW>(model_->parameters(), config_.lr, 0.9, 0.999, 1e-8,
                                            config_.weight_decay);
   data_rng_ = ag::Rng(config_.seed).fork(kDataStream);
@@ -126,9 +127,9 @@ Evaluation Trainer::evaluate(std::int64_t length, std::int64_t sequences) {
   for (std::int64_t first = 0; first < sequences; first += chunk) {
     const std::int64_t rows = std::min(chunk, sequences - first);
     auto rows_of = [&](const ag::Indices& all) {
-      return ag::Indices{{all.values.begin() + first * length,
-                          all.values.begin() + (first + rows) * length},
-                         {rows, length}};
+      return ag::Indices{
+          {all.values.begin() + first * length, all.values.begin() + (first + rows) * length},
+          {rows, length}};
     };
     const ag::Indices inputs = rows_of(batch.inputs), targets = rows_of(batch.targets);
     ag::Tensor logits = model_->forward(inputs);  // [rows, length, V]
@@ -197,31 +198,32 @@ namespace {
 std::int64_t whole_integer(const std::string& text, const std::string& where, const char* key) {
   std::int64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  ag::check(error == std::errc() && end == text.data() + text.size(), "Trainer::resume", "'",
-            where, "': ", key, " must be a whole number, got '", text.substr(0, 40), "'");
+  ag::check(error == std::errc() && end == text.data() + text.size(), "Trainer::resume", "'", where,
+            "': ", key, " must be a whole number, got '", text.substr(0, 40), "'");
   return value;
 }
 
 double finite_number(const std::string& text, const std::string& where, const char* key) {
   double value = 0;
-  ag::check(ag::parse_double(text, value) && std::isfinite(value),
-            "Trainer::resume", "'", where, "': ", key, " must be a finite number, got '",
-            text.substr(0, 40), "'");
+  ag::check(ag::parse_double(text, value) && std::isfinite(value), "Trainer::resume", "'", where,
+            "': ", key, " must be a finite number, got '", text.substr(0, 40), "'");
   return value;
 }
 
 // One saved evaluation: [step, train_loss, lr, eval_accuracy, eval_loss, seconds].
-HistoryPoint history_point(const nlohmann::json& entry, std::size_t index, const std::string& where) {
+HistoryPoint history_point(const nlohmann::json& entry, std::size_t index,
+                           const std::string& where) {
   auto fail = [&](const std::string& why) {
     throw ag::Error("Trainer::resume: '" + where + "': history entry " + std::to_string(index) +
                     " " + why);
   };
   if (!entry.is_array() || entry.size() != 6) fail("is not a list of 6 numbers");
   for (const auto& value : entry)
-    if (!value.is_number() || !std::isfinite(value.get<double>())) fail("holds a value that is not a finite number");
+    if (!value.is_number() || !std::isfinite(value.get<double>()))
+      fail("holds a value that is not a finite number");
   if (!entry[0].is_number_integer()) fail("has a step that is not a whole number");
   return {entry[0].get<std::int64_t>(), entry[1].get<double>(), entry[2].get<double>(),
-          entry[3].get<double>(), entry[4].get<double>(), entry[5].get<double>()};
+          entry[3].get<double>(),       entry[4].get<double>(), entry[5].get<double>()};
 }
 
 }  // namespace
@@ -234,9 +236,9 @@ SavedProgress read_saved_progress(const std::map<std::string, std::string>& meta
   SavedProgress saved;
   saved.config = config_from_json(metadata.at("config"));
   saved.steps_done = whole_integer(metadata.at("steps_done"), where, "steps_done");
-  ag::check(saved.steps_done >= 0 && saved.steps_done <= saved.config.steps, "Trainer::resume",
-            "'", where, "': steps_done ", saved.steps_done, " is outside 0 .. ",
-            saved.config.steps, " (the run's steps)");
+  ag::check(saved.steps_done >= 0 && saved.steps_done <= saved.config.steps, "Trainer::resume", "'",
+            where, "': steps_done ", saved.steps_done, " is outside 0 .. ", saved.config.steps,
+            " (the run's steps)");
   saved.optimizer_steps = whole_integer(metadata.at("optimizer_steps"), where, "optimizer_steps");
   ag::check(saved.optimizer_steps == saved.steps_done, "Trainer::resume", "'", where,
             "': optimizer_steps ", saved.optimizer_steps, " differs from steps_done ",
@@ -244,10 +246,10 @@ SavedProgress read_saved_progress(const std::map<std::string, std::string>& meta
   saved.data_rng = metadata.at("data_rng");
   if (metadata.count("save_every")) {  // absent from checkpoints of older versions
     saved.save_every = whole_integer(metadata.at("save_every"), where, "save_every");
-    ag::check(saved.save_every >= limits::save_every.low &&
-                  saved.save_every <= limits::save_every.high,
-              "Trainer::resume", "'", where, "': save_every ", saved.save_every, " is outside ",
-              limits::save_every.low, " .. ", limits::save_every.high);
+    ag::check(
+        saved.save_every >= limits::save_every.low && saved.save_every <= limits::save_every.high,
+        "Trainer::resume", "'", where, "': save_every ", saved.save_every, " is outside ",
+        limits::save_every.low, " .. ", limits::save_every.high);
   }
   if (metadata.count("seconds")) {
     saved.seconds = finite_number(metadata.at("seconds"), where, "seconds");
@@ -264,8 +266,8 @@ SavedProgress read_saved_progress(const std::map<std::string, std::string>& meta
     const HistoryPoint point = history_point(history[i], i, where);
     const std::int64_t previous = saved.history.empty() ? 0 : saved.history.back().step;
     ag::check(point.step > previous && point.step <= saved.steps_done, "Trainer::resume", "'",
-              where, "': history entry ", i, " has step ", point.step, ", not from ",
-              previous + 1, " to steps_done ", saved.steps_done);
+              where, "': history entry ", i, " has step ", point.step, ", not from ", previous + 1,
+              " to steps_done ", saved.steps_done);
     saved.history.push_back(point);
   }
   return saved;
@@ -280,15 +282,16 @@ void check_finite(const ag::NamedTensors& tensors, const std::string& where) {
     const std::vector<double> values = tensor.to_vector();
     for (std::size_t i = 0; i < values.size(); ++i)
       ag::check(std::isfinite(values[i]), "Trainer::resume", "'", where, "': tensor '", name,
-                "' holds ", values[i], " at index ", i, "; a model with weights that are not "
+                "' holds ", values[i], " at index ", i,
+                "; a model with weights that are not "
                 "finite numbers cannot be used");
   }
 }
 
 }  // namespace
 
-std::unique_ptr<Trainer> Trainer::resume(const std::string& checkpoint,
-                                         const std::map<std::string, std::string>& encoding_options) {
+std::unique_ptr<Trainer> Trainer::resume(
+    const std::string& checkpoint, const std::map<std::string, std::string>& encoding_options) {
   const ag::TensorFile file = ag::load_tensor_file(checkpoint);
   SavedProgress saved = read_saved_progress(file.metadata, checkpoint);
   check_finite(file.tensors, checkpoint);
@@ -299,7 +302,8 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string& checkpoint,
     }
     // "key=" removes an option: one the checkpoint does not have is a typing mistake.
     std::string set;
-    for (const auto& [name, v] : saved.config.encoding_options) set += (set.empty() ? "" : ", ") + name;
+    for (const auto& [name, v] : saved.config.encoding_options)
+      set += (set.empty() ? "" : ", ") + name;
     ag::check(saved.config.encoding_options.erase(key) == 1, "Trainer::resume", "--option ", key,
               "= removes an encoding option, but '", checkpoint, "' has no option '", key,
               "' (its options: ", set.empty() ? "none" : set, ")");
@@ -386,7 +390,8 @@ void from_json(const nlohmann::json& j, TrainConfig& c) {
         using T = std::decay_t<decltype(value)>;
         // nlohmann would turn 1.5 into 1 and -5 into 2^64 - 5: only the exact type is read.
         if constexpr (std::is_same_v<T, bool>)
-          ag::check(it->is_boolean(), "TrainConfig", key, " must be true or false, got ", it->dump());
+          ag::check(it->is_boolean(), "TrainConfig", key, " must be true or false, got ",
+                    it->dump());
         else if constexpr (std::is_unsigned_v<T>)
           ag::check(it->is_number_unsigned(), "TrainConfig", key,
                     " must be a whole number, not negative, got ", it->dump());

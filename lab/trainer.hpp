@@ -26,18 +26,20 @@ struct Range {
 /// bounds keep a typing mistake from asking for terabytes.
 namespace limits {
 inline constexpr std::int64_t kMaxSteps = 1000000000;  ///< far past any run of the book
-inline constexpr Range length{1, 100000};          ///< training sequence length
-inline constexpr Range batch{1, 100000};           ///< sequences per step
-inline constexpr Range width{1, 8192};             ///< the model width d
-inline constexpr Range heads{1, 64};               ///< attention heads per layer
-inline constexpr Range layers{1, 64};              ///< decoder layers
-inline constexpr Range ffn_width{1, 32768};        ///< the feed-forward width
-inline constexpr Range eval_every{1, kMaxSteps};   ///< steps between evaluations
-inline constexpr Range eval_sequences{1, 1000000}; ///< held-out sequences per evaluation
-inline constexpr Range steps{0, kMaxSteps};        ///< training steps
-inline constexpr Range warmup{0, kMaxSteps};       ///< warm-up steps
-inline constexpr Range max_length{0, 100000};      ///< the longest length the encoding must handle (0: the training length)
-inline constexpr Range save_every{0, kMaxSteps};   ///< run_training's checkpoint interval (0: only at the end)
+inline constexpr Range length{1, 100000};              ///< training sequence length
+inline constexpr Range batch{1, 100000};               ///< sequences per step
+inline constexpr Range width{1, 8192};                 ///< the model width d
+inline constexpr Range heads{1, 64};                   ///< attention heads per layer
+inline constexpr Range layers{1, 64};                  ///< decoder layers
+inline constexpr Range ffn_width{1, 32768};            ///< the feed-forward width
+inline constexpr Range eval_every{1, kMaxSteps};       ///< steps between evaluations
+inline constexpr Range eval_sequences{1, 1000000};     ///< held-out sequences per evaluation
+inline constexpr Range steps{0, kMaxSteps};            ///< training steps
+inline constexpr Range warmup{0, kMaxSteps};           ///< warm-up steps
+/// The longest length the encoding must handle (0: the training length).
+inline constexpr Range max_length{0, 100000};
+/// run_training's checkpoint interval (0: only at the end).
+inline constexpr Range save_every{0, kMaxSteps};
 }  // namespace limits
 
 /// Every default reproduces the reference experiment: 1 layer, 1 head, width 256,
@@ -47,18 +49,18 @@ struct TrainConfig {
   TaskOptions task_options;       ///< the task's own options (ShiftK's k, ...)
   std::string encoding = "none";  ///< a registered encoding (`pe list`)
   std::map<std::string, std::string> encoding_options;  ///< the encoding's own options
-  DecoderConfig model;        ///< the model's sizes; model.vocab is set from the task
-  std::int64_t length = 32;   ///< T of every training sequence
-  std::int64_t batch = 64;    ///< B of every training batch
-  std::int64_t steps = 1500;  ///< optimisation steps
-  std::int64_t warmup = 100;  ///< steps of linear warm-up
-  double lr = 1e-3;           ///< peak learning rate, decayed along a cosine to lr / 10
-  double weight_decay = 0.01;  ///< AdamW's decoupled decay
-  double clip = 1.0;          ///< maximum global gradient norm
-  std::uint64_t seed = 1;     ///< initial weights and data streams
+  DecoderConfig model;                ///< the model's sizes; model.vocab is set from the task
+  std::int64_t length = 32;           ///< T of every training sequence
+  std::int64_t batch = 64;            ///< B of every training batch
+  std::int64_t steps = 1500;          ///< optimisation steps
+  std::int64_t warmup = 100;          ///< steps of linear warm-up
+  double lr = 1e-3;                   ///< peak learning rate, decayed along a cosine to lr / 10
+  double weight_decay = 0.01;         ///< AdamW's decoupled decay
+  double clip = 1.0;                  ///< maximum global gradient norm
+  std::uint64_t seed = 1;             ///< initial weights and data streams
   std::int64_t eval_every = 100;      ///< steps between held-out evaluations
   std::int64_t eval_sequences = 256;  ///< held-out sequences per evaluation
-  std::int64_t max_length = 0;  ///< longest sequence the encoding must handle; 0: length
+  std::int64_t max_length = 0;        ///< longest sequence the encoding must handle; 0: length
 
   /// The one check of every field: throws ag::Error naming the first field with a bad value.
   void validate() const;
@@ -66,8 +68,8 @@ struct TrainConfig {
 
 /// Held-out accuracy and loss.
 struct Evaluation {
-  double accuracy = 0;  ///< fraction of scored target tokens predicted right (argmax)
-  double loss = 0;      ///< mean cross-entropy over the scored tokens
+  double accuracy = 0;      ///< fraction of scored target tokens predicted right (argmax)
+  double loss = 0;          ///< mean cross-entropy over the scored tokens
   std::int64_t scored = 0;  ///< target tokens that counted (kIgnore ones do not)
 };
 

@@ -15,11 +15,12 @@
 #                                           (also clang 16 with libc++, the arm64 cross compiler
 #                                            and qemu-user: the macos-like and arm64-cross presets)
 #        scripts/install-deps.sh --wasm     (also emscripten: the live pages' WebAssembly module)
-#        Options combine; CI uses all of them. --fuzz, --qemu, --corpus, --portability and
-#        --wasm are the CI's own and exist for apt only.
+#        scripts/install-deps.sh --format   (also clang-format: scripts/check-format.sh)
+#        Options combine; CI uses all of them. --fuzz, --qemu, --corpus, --portability, --wasm
+#        and --format are the CI's own and exist for apt only.
 set -euo pipefail
 
-docs=false fuzz=false qemu=false corpus=false portability=false wasm=false
+docs=false fuzz=false qemu=false corpus=false portability=false wasm=false format=false
 for arg in "$@"; do
   case "$arg" in
     --docs) docs=true ;;
@@ -28,7 +29,8 @@ for arg in "$@"; do
     --corpus) corpus=true ;;
     --portability) portability=true ;;
     --wasm) wasm=true ;;
-    *) echo "install-deps.sh: unknown option '$arg' (expected --docs, --fuzz, --qemu, --corpus, --portability or --wasm)" >&2
+    --format) format=true ;;
+    *) echo "install-deps.sh: unknown option '$arg' (expected --docs, --fuzz, --qemu, --corpus, --portability, --wasm or --format)" >&2
        exit 2 ;;
   esac
 done
@@ -37,7 +39,7 @@ sudo=""
 if [ "$(id -u)" -ne 0 ] && [ "$(uname)" != Darwin ]; then sudo="sudo"; fi
 
 only_apt() {  # the CI's extras on a system without apt: say so, and go on
-  for option in fuzz qemu corpus portability wasm; do
+  for option in fuzz qemu corpus portability wasm format; do
     if ${!option}; then
       echo "install-deps: --$option is for Debian and Ubuntu (apt) only; skipped" >&2
     fi
@@ -60,6 +62,8 @@ if command -v apt-get >/dev/null && command -v dpkg-query >/dev/null; then
     packages+=(clang-16 libc++-16-dev libc++abi-16-dev g++-aarch64-linux-gnu)
   fi
   if $wasm; then packages+=(emscripten); fi
+  # Debian 12's is clang-format 14, the version scripts/check-format.sh takes as the reference.
+  if $format; then packages+=(clang-format); fi
   installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
   install() {
     $sudo apt-get update -qq

@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "ag/threads.hpp"
 #include "ag/kernels/simd_variant.hpp"
 #include "ag/kernels/team.hpp"
+#include "ag/threads.hpp"
 
 namespace ag::kernels::AG_SIMD_NS {
 namespace {

@@ -159,9 +159,7 @@ const KernelTable<T>& table() {
 
 }  // namespace
 
-const char* simd_path_name() {
-  return active().name;
-}
+const char* simd_path_name() { return active().name; }
 
 template <class T>
 std::size_t simd_width() {

@@ -9,10 +9,10 @@
 #include <cstddef>
 #include <type_traits>
 
-#include "ag/threads.hpp"
-#include "ag/kernels/simd_variant.hpp"
 #include "ag/kernels/simd_exp.hpp"
+#include "ag/kernels/simd_variant.hpp"
 #include "ag/kernels/team.hpp"
+#include "ag/threads.hpp"
 
 namespace ag::kernels::AG_SIMD_NS {
 namespace {

@@ -17,9 +17,11 @@ void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t 
   // additions.
   std::vector<T> a_rows(M * K), b_columns(N * K);
   for (std::size_t i = 0; i < M; ++i)
-    for (std::size_t p = 0; p < K; ++p) a_rows[i * K + p] = trans_a ? A[p * lda + i] : A[i * lda + p];
+    for (std::size_t p = 0; p < K; ++p)
+      a_rows[i * K + p] = trans_a ? A[p * lda + i] : A[i * lda + p];
   for (std::size_t p = 0; p < K; ++p)
-    for (std::size_t j = 0; j < N; ++j) b_columns[j * K + p] = trans_b ? B[j * ldb + p] : B[p * ldb + j];
+    for (std::size_t j = 0; j < N; ++j)
+      b_columns[j * K + p] = trans_b ? B[j * ldb + p] : B[p * ldb + j];
   for (std::size_t i = 0; i < M; ++i) {
     const T* a = a_rows.data() + i * K;
     for (std::size_t j = 0; j < N; ++j) {

@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "ag/threads.hpp"
 #include "ag/kernels/simd_variant.hpp"
+#include "ag/threads.hpp"
 
 namespace ag::kernels::AG_SIMD_NS {
 namespace {

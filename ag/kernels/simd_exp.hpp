@@ -43,7 +43,7 @@ struct ExpConstants<double> {
   static constexpr double kLn2Hi = 6.93147180369123816490e-01;  // 32 trailing zero bits
   static constexpr double kLn2Lo = 1.90821492927058770002e-10;
   static constexpr double kMaxArg = 709.782712893383973;  // ln of the largest double
-  static constexpr double kMinArg = -745.2;               // below: under half the smallest subnormal
+  static constexpr double kMinArg = -745.2;  // below: under half the smallest subnormal
 };
 
 /// 1/0!, 1/1!, ..., 1/n!, each rounded once to T.

@@ -7,9 +7,9 @@
 #include <cstddef>
 #include <limits>
 
-#include "ag/threads.hpp"
-#include "ag/kernels/simd_variant.hpp"
 #include "ag/kernels/simd_exp.hpp"
+#include "ag/kernels/simd_variant.hpp"
+#include "ag/threads.hpp"
 
 namespace ag::kernels::AG_SIMD_NS {
 namespace {

@@ -1,8 +1,7 @@
 // Broadcasting, in one place: the result shape of a binary op, and the reverse step that
 // sums a gradient back down to an input's shape.
-#include "ag/src/impl.hpp"
-
 #include "ag/kernels/elementwise.hpp"
+#include "ag/src/impl.hpp"
 
 namespace ag {
 
@@ -13,8 +12,8 @@ Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b) {
     // Align from the right: missing leading axes count as 1.
     const std::int64_t ea = i < n - a.size() ? 1 : a[i - (n - a.size())];
     const std::int64_t eb = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    check(ea == eb || ea == 1 || eb == 1, op, "shapes ", shape_string(a), " and ",
-          shape_string(b), " cannot be broadcast together");
+    check(ea == eb || ea == 1 || eb == 1, op, "shapes ", shape_string(a), " and ", shape_string(b),
+          " cannot be broadcast together");
     out[i] = ea == 1 ? eb : ea;
   }
   return out;

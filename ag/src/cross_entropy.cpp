@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "ag/functional.hpp"
-#include "ag/threads.hpp"
-#include "ag/profile.hpp"
 #include "ag/kernels/elementwise.hpp"
+#include "ag/profile.hpp"
 #include "ag/src/impl.hpp"
+#include "ag/threads.hpp"
 
 namespace ag {
 

@@ -34,8 +34,8 @@ std::string read_file(const std::string& path, std::uint64_t max_bytes, const st
   check(S_ISREG(info.st_mode), "read_file", what, " '", path,
         "' is not a regular file (a folder, a pipe or a device)");
   const auto size = static_cast<std::uint64_t>(info.st_size);
-  check(size <= max_bytes, "read_file", what, " '", path, "' has ", size,
-        " bytes, more than the ", max_bytes, " allowed");
+  check(size <= max_bytes, "read_file", what, " '", path, "' has ", size, " bytes, more than the ",
+        max_bytes, " allowed");
   Descriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   check(file.fd >= 0, "read_file", "cannot open ", what, " '", path, "': ", reason());
   std::string bytes(static_cast<std::size_t>(size), '\0');

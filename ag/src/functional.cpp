@@ -7,10 +7,10 @@
 #include <limits>
 #include <tuple>
 
-#include "ag/profile.hpp"
-#include "ag/src/impl.hpp"
 #include "ag/kernels/layernorm.hpp"
 #include "ag/kernels/softmax.hpp"
+#include "ag/profile.hpp"
+#include "ag/src/impl.hpp"
 
 namespace ag {
 

@@ -46,8 +46,8 @@ GradcheckResult gradcheck(const Function& f, const std::vector<Tensor>& inputs,
   Tensor weights;  // the fixed cotangent w, made on the first call
   auto loss = [&]() {
     Tensor out = f(xs);
-    check(out.dtype() == Dtype::f64, "gradcheck", "the function returned ",
-          dtype_name(out.dtype()), " values; it must compute in float64");
+    check(out.dtype() == Dtype::f64, "gradcheck", "the function returned ", dtype_name(out.dtype()),
+          " values; it must compute in float64");
     if (!weights.defined()) weights = randn(out.shape(), rng, Dtype::f64);
     return sum(mul(out, weights));
   };

@@ -49,8 +49,7 @@ void write_dot(const Tensor& root, std::ostream& out) {
     const std::string name = leaf.name().empty() ? "constant" : leaf.name();
     out << "  " << id << " [label=\"" << escape(name) << "\\n"
         << shape_string(leaf.shape()) << "\", "
-        << (leaf.requires_grad() ? "style=filled, fillcolor=\"#cfe2f3\""
-                                 : "style=dashed")
+        << (leaf.requires_grad() ? "style=filled, fillcolor=\"#cfe2f3\"" : "style=dashed")
         << "];\n";
     return id;
   };
@@ -67,8 +66,7 @@ void write_dot(const Tensor& root, std::ostream& out) {
   for (const Node* node : order) {
     const std::string& id = ids.at(node);
     for (const Tensor& input : node->inputs) {
-      const std::string& from =
-          input.grad_fn() ? ids.at(input.grad_fn().get()) : write_leaf(input);
+      const std::string& from = input.grad_fn() ? ids.at(input.grad_fn().get()) : write_leaf(input);
       out << "  " << from << " -> " << id << ";\n";
     }
   }

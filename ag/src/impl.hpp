@@ -3,9 +3,9 @@
 #include <memory>
 
 #include "ag/ops.hpp"
+#include "ag/src/xtensor_compat.hpp"
 #include "ag/tape.hpp"
 #include "ag/tensor.hpp"
-#include "ag/src/xtensor_compat.hpp"
 
 namespace ag {
 
@@ -22,9 +22,12 @@ struct Storage {
   Storage& operator=(const Storage&) = delete;
   ~Storage();
 
-  template <class T> T* data() {
-    if constexpr (std::is_same_v<T, float>) return f32.data();
-    else return f64.data();
+  template <class T>
+  T* data() {
+    if constexpr (std::is_same_v<T, float>)
+      return f32.data();
+    else
+      return f64.data();
   }
 };
 

@@ -66,8 +66,7 @@ class Reader {
 
 }  // namespace
 
-void save_tensors(const std::string& path, const NamedTensors& tensors,
-                  const Metadata& metadata) {
+void save_tensors(const std::string& path, const NamedTensors& tensors, const Metadata& metadata) {
   std::string bytes(kMagic, kMagicSize);
   put<std::uint64_t>(bytes, metadata.size());
   for (const auto& [key, value] : metadata) {
@@ -160,8 +159,8 @@ void load_module(const NamedTensors& tensors, Module& module, const std::string&
     auto it = loaded.find(name);
     check(it != loaded.end(), "load_module", "'", path, "' has no tensor '", name,
           "' (was it saved from a different model?)");
-    check(it->second.shape() == parameter.shape(), "load_module", "'", path, "': '", name,
-          "' is ", shape_string(it->second.shape()), " but the model expects ",
+    check(it->second.shape() == parameter.shape(), "load_module", "'", path, "': '", name, "' is ",
+          shape_string(it->second.shape()), " but the model expects ",
           shape_string(parameter.shape()));
   }
   check(loaded.size() == parameters.size(), "load_module", "'", path, "' holds ", loaded.size(),

@@ -4,8 +4,8 @@
 #include <xsimd/config/xsimd_config.hpp>
 #include <xtl/xtl_config.hpp>
 
-#include "ag/versions.hpp"
 #include "ag/src/xtensor_compat.hpp"
+#include "ag/versions.hpp"
 
 #ifndef AG_XSIMD_CONFIGURED
 #error "ag/CMakeLists.txt passes AG_XSIMD_CONFIGURED, AG_XTENSOR_CONFIGURED, AG_XTL_CONFIGURED"
@@ -47,8 +47,8 @@ std::string release(int major, int minor, int patch) {
 std::string library_versions() {
   return "xsimd " + release(XSIMD_VERSION_MAJOR, XSIMD_VERSION_MINOR, XSIMD_VERSION_PATCH) +
          ", xtensor " +
-         release(XTENSOR_VERSION_MAJOR, XTENSOR_VERSION_MINOR, XTENSOR_VERSION_PATCH) +
-         ", xtl " + release(XTL_VERSION_MAJOR, XTL_VERSION_MINOR, XTL_VERSION_PATCH);
+         release(XTENSOR_VERSION_MAJOR, XTENSOR_VERSION_MINOR, XTENSOR_VERSION_PATCH) + ", xtl " +
+         release(XTL_VERSION_MAJOR, XTL_VERSION_MINOR, XTL_VERSION_PATCH);
 }
 
 }  // namespace ag

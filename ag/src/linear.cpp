@@ -4,9 +4,9 @@
 // column sums) and keeps the pre-activation for the mask; here the gemm writes the finished
 // value as it stores each tile, and the backward rule makes one pass before its two products.
 #include "ag/functional.hpp"
-#include "ag/profile.hpp"
 #include "ag/kernels/columns.hpp"
 #include "ag/kernels/gemm.hpp"
+#include "ag/profile.hpp"
 #include "ag/src/impl.hpp"
 
 namespace ag {
@@ -14,9 +14,7 @@ namespace ag {
 namespace {
 
 // x [..., in] as [rows, in] (a free reshape of contiguous values).
-std::int64_t rows_of(const Tensor& x) {
-  return x.numel() / x.size(-1);
-}
+std::int64_t rows_of(const Tensor& x) { return x.numel() / x.size(-1); }
 
 }  // namespace
 

@@ -75,9 +75,7 @@ Embedding::Embedding(std::int64_t count, std::int64_t width, Rng& rng, double st
   register_parameter("weight", weight);
 }
 
-Tensor Embedding::forward(const Indices& ids) const {
-  return embedding(weight, ids);
-}
+Tensor Embedding::forward(const Indices& ids) const { return embedding(weight, ids); }
 
 LayerNorm::LayerNorm(std::int64_t width, double eps_, Dtype dtype) : eps(eps_) {
   gamma = ones({width}, dtype);
@@ -86,8 +84,6 @@ LayerNorm::LayerNorm(std::int64_t width, double eps_, Dtype dtype) : eps(eps_) {
   register_parameter("beta", beta);
 }
 
-Tensor LayerNorm::forward(const Tensor& x) const {
-  return layer_norm(x, gamma, beta, eps);
-}
+Tensor LayerNorm::forward(const Tensor& x) const { return layer_norm(x, gamma, beta, eps); }
 
 }  // namespace ag

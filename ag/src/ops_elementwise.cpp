@@ -7,8 +7,8 @@
 #include <cmath>
 #include <limits>
 
-#include "ag/ops.hpp"
 #include "ag/kernels/elementwise.hpp"
+#include "ag/ops.hpp"
 #include "ag/profile.hpp"
 #include "ag/src/impl.hpp"
 
@@ -29,20 +29,28 @@ enum class Binary { add, sub, mul, div };
 template <class T>
 void binary_kernel(Binary kind, const T* a, const T* b, T* out, std::size_t n) {
   switch (kind) {
-    case Binary::add: return kernels::add(a, b, out, n);
-    case Binary::sub: return kernels::sub(a, b, out, n);
-    case Binary::mul: return kernels::mul(a, b, out, n);
-    case Binary::div: return kernels::div(a, b, out, n);
+    case Binary::add:
+      return kernels::add(a, b, out, n);
+    case Binary::sub:
+      return kernels::sub(a, b, out, n);
+    case Binary::mul:
+      return kernels::mul(a, b, out, n);
+    case Binary::div:
+      return kernels::div(a, b, out, n);
   }
 }
 
 template <class T, class A, class B>
 auto binary_expression(Binary kind, A&& a, B&& b) -> xt::xarray<T> {
   switch (kind) {
-    case Binary::add: return a + b;
-    case Binary::sub: return a - b;
-    case Binary::mul: return a * b;
-    case Binary::div: return a / b;
+    case Binary::add:
+      return a + b;
+    case Binary::sub:
+      return a - b;
+    case Binary::mul:
+      return a * b;
+    case Binary::div:
+      return a / b;
   }
   return {};
 }
@@ -61,8 +69,7 @@ Tensor binary_values(const char* op, Binary kind, const Tensor& a, const Tensor&
     } else if (a.shape() == shape && is_trailing_block(shape, b.shape()) && b.numel() > 1) {
       const auto block = static_cast<std::size_t>(b.numel());
       for (std::size_t r = 0; r < n / block; ++r)
-        binary_kernel(kind, a.data<T>() + r * block, b.data<T>(), out.data<T>() + r * block,
-                      block);
+        binary_kernel(kind, a.data<T>() + r * block, b.data<T>(), out.data<T>() + r * block, block);
     } else if (a.shape() == shape && b.numel() == 1) {
       // x op scalar (attention's 1/sqrt(D)): the scalar repeated in a small buffer, so that
       // the kernel runs over the whole of a; xtensor's broadcast was 10x slower.
@@ -174,14 +181,16 @@ Tensor exp(const Tensor& x) {
     kernels::exp(x.data<T>(), out.data<T>(), static_cast<std::size_t>(x.numel()));
   });
   Tensor y = out.detach();  // d exp(x) = exp(x) dx
-  return record("exp", out, {x}, [y](const Tensor& g) -> std::vector<Tensor> { return {mul(g, y)}; });
+  return record("exp", out, {x},
+                [y](const Tensor& g) -> std::vector<Tensor> { return {mul(g, y)}; });
 }
 
 Tensor log(const Tensor& x) {
   profile::Scope profile_scope("log");
   Tensor out = map_values(x, [](auto v) { return std::log(v); });
   Tensor x0 = x.detach();
-  return record("log", out, {x}, [x0](const Tensor& g) -> std::vector<Tensor> { return {div(g, x0)}; });
+  return record("log", out, {x},
+                [x0](const Tensor& g) -> std::vector<Tensor> { return {div(g, x0)}; });
 }
 
 Tensor sqrt(const Tensor& x) {

@@ -19,8 +19,8 @@ struct ColumnPlan {
 
 ColumnPlan plan_columns(const char* op, const Tensor& x, std::int64_t x_columns,
                         const Indices& index, std::int64_t columns) {
-  check(index.shape.size() == 2 && static_cast<std::int64_t>(index.values.size()) ==
-                                       numel(index.shape),
+  check(index.shape.size() == 2 &&
+            static_cast<std::int64_t>(index.values.size()) == numel(index.shape),
         op, "index must be [M, N] with M*N values, got ", index.values.size(), " values for ",
         shape_string(index.shape));
   const std::int64_t M = index.shape[0], N = index.shape[1];
@@ -29,8 +29,8 @@ ColumnPlan plan_columns(const char* op, const Tensor& x, std::int64_t x_columns,
         shape_string(x.shape()));
   for (std::size_t i = 0; i < index.values.size(); ++i)
     check(index.values[i] >= 0 && index.values[i] < columns, op, "index ", index.values[i],
-          " at row ", std::int64_t(i) / N, ", slot ", std::int64_t(i) % N,
-          " is outside the ", columns, " columns");
+          " at row ", std::int64_t(i) / N, ", slot ", std::int64_t(i) % N, " is outside the ",
+          columns, " columns");
   return {M * x_columns == 0 ? 0 : x.numel() / (M * x_columns), M, N};
 }
 
@@ -75,9 +75,10 @@ Tensor gather_with(const Tensor& x, std::shared_ptr<const Indices> index, const 
     using T = decltype(t);
     gather_rows(x.data<T>(), index->values.data(), p, from, out.data<T>());
   });
-  return record("gather_columns", out, {x}, [index, p, from](const Tensor& g) -> std::vector<Tensor> {
-    return {scatter_with(g, index, p, from)};
-  });
+  return record("gather_columns", out, {x},
+                [index, p, from](const Tensor& g) -> std::vector<Tensor> {
+                  return {scatter_with(g, index, p, from)};
+                });
 }
 
 Tensor scatter_with(const Tensor& x, std::shared_ptr<const Indices> index, const ColumnPlan& p,
@@ -88,9 +89,10 @@ Tensor scatter_with(const Tensor& x, std::shared_ptr<const Indices> index, const
     using T = decltype(t);
     scatter_add_rows(x.data<T>(), index->values.data(), p, width, out.data<T>());
   });
-  return record("scatter_add_columns", out, {x}, [index, p, width](const Tensor& g) -> std::vector<Tensor> {
-    return {gather_with(g, index, p, width)};
-  });
+  return record("scatter_add_columns", out, {x},
+                [index, p, width](const Tensor& g) -> std::vector<Tensor> {
+                  return {gather_with(g, index, p, width)};
+                });
 }
 
 }  // namespace

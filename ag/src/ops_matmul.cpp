@@ -3,9 +3,9 @@
 // no transpose is ever copied:  C = A B,  dA = dC B^T,  dB = A^T dC.
 #include <algorithm>
 
+#include "ag/kernels/gemm.hpp"
 #include "ag/ops.hpp"
 #include "ag/profile.hpp"
-#include "ag/kernels/gemm.hpp"
 #include "ag/src/impl.hpp"
 
 namespace ag {

@@ -15,8 +15,7 @@ std::vector<std::int64_t> normalize_axes(const char* op, std::vector<std::int64_
                                          std::int64_t dim) {
   for (auto& axis : axes) axis = normalize_axis(op, axis, dim);
   std::sort(axes.begin(), axes.end());
-  check(std::adjacent_find(axes.begin(), axes.end()) == axes.end(), op,
-        "an axis is listed twice");
+  check(std::adjacent_find(axes.begin(), axes.end()) == axes.end(), op, "an axis is listed twice");
   return axes;
 }
 
@@ -24,8 +23,10 @@ Shape reduced_shape(const Shape& shape, const std::vector<std::int64_t>& axes, b
   Shape out;
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(shape.size()); ++i) {
     const bool reduced = std::binary_search(axes.begin(), axes.end(), i);
-    if (!reduced) out.push_back(shape[i]);
-    else if (keepdim) out.push_back(1);
+    if (!reduced)
+      out.push_back(shape[i]);
+    else if (keepdim)
+      out.push_back(1);
   }
   return out;
 }
@@ -50,8 +51,10 @@ Tensor broadcast_to(const Tensor& g, const Shape& shape) {
     std::vector<std::int64_t> index(dim, 0);
     std::int64_t at = 0;  // g's offset of the current row
     for (std::int64_t r = 0, rows = out.numel() / inner; r < rows; ++r, to += inner) {
-      if (inner_stride == 1) std::copy(from + at, from + at + inner, to);
-      else std::fill(to, to + inner, from[at]);
+      if (inner_stride == 1)
+        std::copy(from + at, from + at + inner, to);
+      else
+        std::fill(to, to + inner, from[at]);
       for (std::size_t i = dim - 1; i-- > 0;) {  // advance over the outer axes of the result
         at += strides[i];
         if (++index[i] < shape[i]) break;

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <numeric>
 
-#include "ag/ops.hpp"
 #include "ag/kernels/elementwise.hpp"
+#include "ag/ops.hpp"
 #include "ag/profile.hpp"
 #include "ag/src/impl.hpp"
 
@@ -32,9 +32,9 @@ Tensor reshape(const Tensor& x, Shape shape) {
   check(numel(shape) == x.numel(), "reshape", "cannot view ", shape_string(x.shape()), " (",
         x.numel(), " elements) as ", shape_string(shape));
   const Shape original = x.shape();
-  return record("reshape", alias(x, shape), {x}, [original](const Tensor& g) -> std::vector<Tensor> {
-    return {alias(g, original)};
-  });
+  return record(
+      "reshape", alias(x, shape), {x},
+      [original](const Tensor& g) -> std::vector<Tensor> { return {alias(g, original)}; });
 }
 
 namespace {
@@ -43,8 +43,7 @@ namespace {
 // A plain loop over the output rows, the innermost axis as a strided (often contiguous)
 // run: xtensor's transpose assignment was 15-80x slower, 7% of an 8-head training step.
 template <class T>
-void permute_copy(const T* x, const Shape& x_shape, const std::vector<std::int64_t>& axes,
-                  T* out) {
+void permute_copy(const T* x, const Shape& x_shape, const std::vector<std::int64_t>& axes, T* out) {
   const std::size_t dim = axes.size();
   std::vector<std::int64_t> x_strides(dim, 1);
   for (std::size_t i = dim - 1; i > 0; --i) x_strides[i - 1] = x_strides[i] * x_shape[i];
@@ -61,7 +60,8 @@ void permute_copy(const T* x, const Shape& x_shape, const std::vector<std::int64
   std::int64_t from = 0;                    // x's offset of out's row start
   for (std::int64_t r = 0; r < rows; ++r) {
     T* row = out + r * inner;
-    if (inner_stride == 1) std::memcpy(row, x + from, sizeof(T) * inner);
+    if (inner_stride == 1)
+      std::memcpy(row, x + from, sizeof(T) * inner);
     else
       for (std::int64_t j = 0; j < inner; ++j) row[j] = x[from + j * inner_stride];
     for (std::size_t i = dim - 1; i-- > 0;) {  // advance the odometer over the outer axes
@@ -198,14 +198,15 @@ Tensor concat(const std::vector<Tensor>& parts, std::int64_t axis) {
                 split.inner);
     at += part.shape()[axis];
   }
-  return record("concat", out, parts, [axis, offsets, shape](const Tensor& g) -> std::vector<Tensor> {
-    std::vector<Tensor> grads;
-    for (std::size_t i = 0; i < offsets.size(); ++i) {
-      const std::int64_t end = i + 1 < offsets.size() ? offsets[i + 1] : shape[axis];
-      grads.push_back(slice(g, axis, offsets[i], end));
-    }
-    return grads;
-  });
+  return record("concat", out, parts,
+                [axis, offsets, shape](const Tensor& g) -> std::vector<Tensor> {
+                  std::vector<Tensor> grads;
+                  for (std::size_t i = 0; i < offsets.size(); ++i) {
+                    const std::int64_t end = i + 1 < offsets.size() ? offsets[i + 1] : shape[axis];
+                    grads.push_back(slice(g, axis, offsets[i], end));
+                  }
+                  return grads;
+                });
 }
 
 Tensor embedding(const Tensor& table, const Indices& ids) {
@@ -227,17 +228,18 @@ Tensor embedding(const Tensor& table, const Indices& ids) {
   });
   const Shape table_shape = table.shape();
   auto values = std::make_shared<std::vector<std::int64_t>>(ids.values);
-  return record("embedding", out, {table}, [values, table_shape, C](const Tensor& g) -> std::vector<Tensor> {
-    // Scatter-add: a row used twice receives both gradients; unused rows get zero.
-    Tensor gt = zeros(table_shape, g.dtype());
-    dispatch(g.dtype(), [&](auto t) {
-      using T = decltype(t);
-      for (std::size_t i = 0; i < values->size(); ++i)
-        kernels::axpy(T(1), g.data<T>() + i * C, gt.data<T>() + (*values)[i] * C,
-                      static_cast<std::size_t>(C));
-    });
-    return {gt};
-  });
+  return record("embedding", out, {table},
+                [values, table_shape, C](const Tensor& g) -> std::vector<Tensor> {
+                  // Scatter-add: a row used twice receives both gradients; unused rows get zero.
+                  Tensor gt = zeros(table_shape, g.dtype());
+                  dispatch(g.dtype(), [&](auto t) {
+                    using T = decltype(t);
+                    for (std::size_t i = 0; i < values->size(); ++i)
+                      kernels::axpy(T(1), g.data<T>() + i * C, gt.data<T>() + (*values)[i] * C,
+                                    static_cast<std::size_t>(C));
+                  });
+                  return {gt};
+                });
 }
 
 }  // namespace ag

@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "ag/threads.hpp"
 #include "ag/profile.hpp"
 #include "ag/src/impl.hpp"
+#include "ag/threads.hpp"
 
 namespace ag {
 

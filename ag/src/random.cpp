@@ -76,7 +76,8 @@ Tensor randn(const Shape& shape, Rng& rng, Dtype dtype, double stddev) {
   dispatch(dtype, [&](auto t) {
     using T = decltype(t);
     T* p = out.data<T>();
-    for (std::int64_t i = 0, n = out.numel(); i < n; ++i) p[i] = static_cast<T>(rng.normal(0.0, stddev));
+    for (std::int64_t i = 0, n = out.numel(); i < n; ++i)
+      p[i] = static_cast<T>(rng.normal(0.0, stddev));
   });
   return out;
 }
@@ -86,7 +87,8 @@ Tensor rand_uniform(const Shape& shape, Rng& rng, double low, double high, Dtype
   dispatch(dtype, [&](auto t) {
     using T = decltype(t);
     T* p = out.data<T>();
-    for (std::int64_t i = 0, n = out.numel(); i < n; ++i) p[i] = static_cast<T>(rng.uniform(low, high));
+    for (std::int64_t i = 0, n = out.numel(); i < n; ++i)
+      p[i] = static_cast<T>(rng.uniform(low, high));
   });
   return out;
 }

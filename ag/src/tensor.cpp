@@ -7,8 +7,8 @@
 #include <malloc.h>
 #endif
 
-#include "ag/tensor_bytes.hpp"
 #include "ag/src/impl.hpp"
+#include "ag/tensor_bytes.hpp"
 
 namespace ag {
 
@@ -33,8 +33,8 @@ std::string shape_string(const Shape& shape) {
 }
 
 std::int64_t normalize_axis(const char* op, std::int64_t axis, std::int64_t dim) {
-  check(axis >= -dim && axis < dim, op, "axis ", axis, " is out of range for a tensor with ",
-        dim, " dimensions");
+  check(axis >= -dim && axis < dim, op, "axis ", axis, " is out of range for a tensor with ", dim,
+        " dimensions");
   return axis < 0 ? axis + dim : axis;
 }
 
@@ -86,7 +86,8 @@ std::atomic<std::int64_t> g_live_bytes{0}, g_peak_bytes{0};
 void count_allocation(std::int64_t bytes) {
   const std::int64_t live = g_live_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
   std::int64_t peak = g_peak_bytes.load(std::memory_order_relaxed);
-  while (live > peak && !g_peak_bytes.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
+  while (live > peak &&
+         !g_peak_bytes.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
   }
 }
 
@@ -95,7 +96,8 @@ void count_allocation(std::int64_t bytes) {
 Storage::~Storage() { g_live_bytes.fetch_sub(counted_bytes, std::memory_order_relaxed); }
 
 TensorBytes tensor_bytes() {
-  return {g_live_bytes.load(std::memory_order_relaxed), g_peak_bytes.load(std::memory_order_relaxed)};
+  return {g_live_bytes.load(std::memory_order_relaxed),
+          g_peak_bytes.load(std::memory_order_relaxed)};
 }
 
 void reset_peak_tensor_bytes() {
@@ -108,8 +110,10 @@ Tensor empty(const Shape& shape, Dtype dtype) {
   auto storage = std::make_shared<Storage>();
   storage->dtype = dtype;
   const auto n = static_cast<std::size_t>(numel(shape));
-  if (dtype == Dtype::f32) storage->f32 = xt::xtensor<float, 1>::from_shape({n});
-  else storage->f64 = xt::xtensor<double, 1>::from_shape({n});
+  if (dtype == Dtype::f32)
+    storage->f32 = xt::xtensor<float, 1>::from_shape({n});
+  else
+    storage->f64 = xt::xtensor<double, 1>::from_shape({n});
   storage->counted_bytes = static_cast<std::int64_t>(n * (dtype == Dtype::f32 ? 4 : 8));
   count_allocation(storage->counted_bytes);
   auto impl = std::make_shared<TensorImpl>();
@@ -143,8 +147,8 @@ Dtype Tensor::dtype() const { return impl().storage->dtype; }
 template <class T>
 T* Tensor::data() {
   constexpr Dtype wanted = std::is_same_v<T, float> ? Dtype::f32 : Dtype::f64;
-  check(dtype() == wanted, "Tensor::data", "asked for ", dtype_name(wanted),
-        " values of a ", dtype_name(dtype()), " tensor");
+  check(dtype() == wanted, "Tensor::data", "asked for ", dtype_name(wanted), " values of a ",
+        dtype_name(dtype()), " tensor");
   return impl().storage->template data<T>();
 }
 template <class T>
@@ -170,8 +174,8 @@ double Tensor::item() const {
 }
 
 double Tensor::at(const std::vector<std::int64_t>& index) const {
-  check(index.size() == shape().size(), "at", "index has ", index.size(),
-        " entries for shape ", shape_string(shape()));
+  check(index.size() == shape().size(), "at", "index has ", index.size(), " entries for shape ",
+        shape_string(shape()));
   std::int64_t flat = 0;
   for (std::size_t i = 0; i < index.size(); ++i) {
     check(index[i] >= 0 && index[i] < shape()[i], "at", "index ", index[i],
@@ -191,9 +195,7 @@ Tensor& Tensor::set_requires_grad(bool flag) {
   return *this;
 }
 
-Tensor Tensor::grad() const {
-  return impl().grad ? Tensor(impl().grad) : Tensor();
-}
+Tensor Tensor::grad() const { return impl().grad ? Tensor(impl().grad) : Tensor(); }
 void Tensor::zero_grad() { impl().grad.reset(); }
 
 const std::string& Tensor::name() const { return impl().name; }
@@ -229,8 +231,10 @@ void Tensor::copy_from(const Tensor& source) {
     dispatch(source.dtype(), [&](auto s) {
       using S = decltype(s);
       const S* src = source.data<S>();
-      if constexpr (std::is_same_v<S, T>) std::copy(src, src + n, dst);
-      else for (std::int64_t i = 0; i < n; ++i) dst[i] = static_cast<T>(src[i]);
+      if constexpr (std::is_same_v<S, T>)
+        std::copy(src, src + n, dst);
+      else
+        for (std::int64_t i = 0; i < n; ++i) dst[i] = static_cast<T>(src[i]);
     });
   });
 }

@@ -6,10 +6,10 @@
 #include "ag/random.hpp"
 
 // Fails the test with gradcheck's own report (input, element, both values).
-#define EXPECT_GRADCHECK(f, ...)                                   \
-  do {                                                             \
-    const auto gc_result = ::ag::gradcheck((f), __VA_ARGS__);      \
-    EXPECT_TRUE(gc_result.passed) << gc_result.report;             \
+#define EXPECT_GRADCHECK(f, ...)                                    \
+  do {                                                              \
+    const auto gc_result = ::ag::gradcheck((f), __VA_ARGS__);       \
+    EXPECT_TRUE(gc_result.passed) << gc_result.report;              \
     EXPECT_GT(gc_result.checks, 0) << "gradcheck compared nothing"; \
   } while (0)
 

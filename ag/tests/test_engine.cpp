@@ -23,7 +23,7 @@ TEST(Engine, FanOutReuseSumsGradients) {
 
 TEST(Engine, BackwardTwiceAccumulatesIntoLeavesOnly) {
   Tensor a = from_vector({3.0}, {1}, Dtype::f64).set_requires_grad();
-  Tensor b = mul(a, a);    // an intermediate with a gradient of its own
+  Tensor b = mul(a, a);          // an intermediate with a gradient of its own
   Tensor loss = sum(mul(b, a));  // a^3
   loss.backward();
   EXPECT_DOUBLE_EQ(a.grad().item(), 27.0);
@@ -142,9 +142,7 @@ TEST(Engine, NonScalarBackwardNeedsASeed) {
   EXPECT_DOUBLE_EQ(a.grad().at({1, 2}), 1.0);
 }
 
-TEST(Engine, BackwardOnConstantIsAnError) {
-  EXPECT_THROW(sum(ones({2})).backward(), Error);
-}
+TEST(Engine, BackwardOnConstantIsAnError) { EXPECT_THROW(sum(ones({2})).backward(), Error); }
 
 TEST(Engine, GradientsOfLeavesNotRequiringThemStayEmpty) {
   Tensor a = ones({2}, Dtype::f64).set_requires_grad();

@@ -22,6 +22,9 @@ void expect_error(F f, std::initializer_list<const char*> fragments) {
 }
 }  // namespace
 
+// One case a line, a table to read down: clang-format would give each call that does not
+// fit in 100 columns five lines of its own.
+// clang-format off
 TEST(Errors, BroadcastMismatchNamesOpAndShapes) {
   expect_error([] { add(ones({2, 3}), ones({4})); }, {"add", "[2, 3]", "[4]"});
   expect_error([] { mul(ones({2, 3}), ones({3, 2})); }, {"mul", "[2, 3]", "[3, 2]"});
@@ -90,6 +93,7 @@ TEST(Errors, FactoriesAndAccess) {
   expect_error([] { ones({2, 2}).at({0, 2}); }, {"at", "[2, 2]"});
   expect_error([] { Tensor().shape(); }, {"empty"});
 }
+// clang-format on
 
 TEST(Errors, LinearInputWidth) {
   Rng rng(1);

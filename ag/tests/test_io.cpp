@@ -13,7 +13,9 @@ std::string temp_path(const std::string& name) { return ::testing::TempDir() + n
 
 struct Tiny : Module {
   Linear layer;
-  explicit Tiny(Rng& rng, std::int64_t out = 3) : layer(2, out, rng) { register_module("layer", layer); }
+  explicit Tiny(Rng& rng, std::int64_t out = 3) : layer(2, out, rng) {
+    register_module("layer", layer);
+  }
 };
 
 std::string read_bytes(const std::string& path) {
@@ -28,8 +30,8 @@ void write_bytes(const std::string& path, const std::string& bytes) {
 TEST(Io, RoundTripKeepsNamesShapesDtypesAndValues) {
   const std::string path = temp_path("roundtrip.agt");
   Rng rng(1);
-  NamedTensors saved{{"a", randn({2, 3}, rng)}, {"b", randn({4}, rng, Dtype::f64)},
-                     {"scalar", scalar(2.5)}};
+  NamedTensors saved{
+      {"a", randn({2, 3}, rng)}, {"b", randn({4}, rng, Dtype::f64)}, {"scalar", scalar(2.5)}};
   save_tensors(path, saved);
   NamedTensors loaded = load_tensors(path);
   ASSERT_EQ(loaded.size(), saved.size());

@@ -11,8 +11,8 @@
 #include "ag/versions.hpp"
 
 TEST(Portability, ParseDoubleReadsWhatFromCharsReads) {
-  const std::pair<const char*, double> good[] = {
-      {"0", 0}, {"3", 3}, {"-2.5", -2.5}, {".5", 0.5}, {"1e-3", 1e-3}, {"6E2", 600}};
+  const std::pair<const char*, double> good[] = {{"0", 0},    {"3", 3},       {"-2.5", -2.5},
+                                                 {".5", 0.5}, {"1e-3", 1e-3}, {"6E2", 600}};
   for (const auto& [text, expected] : good) {
     double value = -1;
     EXPECT_TRUE(ag::parse_double(text, value)) << text;

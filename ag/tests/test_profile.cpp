@@ -63,14 +63,14 @@ TEST(TensorBytes, CountsEachBufferOnceWhileItLivesAndKeepsThePeak) {
   const ag::TensorBytes start = ag::tensor_bytes();
   ag::reset_peak_tensor_bytes();
   {
-    const ag::Tensor a = ag::zeros({100, 10}, ag::Dtype::f32);   // 4000 bytes
-    const ag::Tensor view = ag::reshape(a, {1000});              // the same buffer
+    const ag::Tensor a = ag::zeros({100, 10}, ag::Dtype::f32);  // 4000 bytes
+    const ag::Tensor view = ag::reshape(a, {1000});             // the same buffer
     EXPECT_EQ(ag::tensor_bytes().live - start.live, 4000);
-    const ag::Tensor b = ag::zeros({100}, ag::Dtype::f64);       // 800 bytes
+    const ag::Tensor b = ag::zeros({100}, ag::Dtype::f64);  // 800 bytes
     EXPECT_EQ(ag::tensor_bytes().live - start.live, 4800);
   }
-  EXPECT_EQ(ag::tensor_bytes().live, start.live);           // both freed
-  EXPECT_EQ(ag::tensor_bytes().peak - start.live, 4800);    // the most at once
+  EXPECT_EQ(ag::tensor_bytes().live, start.live);         // both freed
+  EXPECT_EQ(ag::tensor_bytes().peak - start.live, 4800);  // the most at once
   ag::reset_peak_tensor_bytes();
   EXPECT_EQ(ag::tensor_bytes().peak, start.live);
 }

@@ -103,9 +103,17 @@ def _read_summary(path):
     except OSError:
         return MarkerError(f"cannot open the summary {path}")
     try:
-        return json.loads(text)
+        summary = json.loads(text)
     except ValueError as e:
         return MarkerError(f"the summary {path} is not valid JSON ({e})")
+    # A run records the commit of its sources as it starts, "-dirty" when they had uncommitted
+    # changes: such numbers cannot be traced to any commit, so the book does not quote them.
+    versions = summary.get("versions") if isinstance(summary, dict) else None
+    commit = versions.get("git_commit", "") if isinstance(versions, dict) else ""
+    if isinstance(commit, str) and commit.endswith("-dirty"):
+        return MarkerError(f"the summary {path} comes from sources with uncommitted changes "
+                           f"(versions.git_commit {commit}): rerun it from a committed tree")
+    return summary
 
 
 @dataclass

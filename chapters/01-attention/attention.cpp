@@ -59,8 +59,8 @@ Tensor causal_mask(std::int64_t queries, std::int64_t keys, std::int64_t q_offse
 
 // [attention-forward]
 Tensor SelfAttention::forward(const Tensor& x, std::int64_t offset, LayerCache* cache) {
-  ag::check(x.dim() == 3 && x.size(2) == heads * head_width, "SelfAttention",
-            "expected x [B, T, ", heads * head_width, "], got ", ag::shape_string(x.shape()));
+  ag::check(x.dim() == 3 && x.size(2) == heads * head_width, "SelfAttention", "expected x [B, T, ",
+            heads * head_width, "], got ", ag::shape_string(x.shape()));
   if (cache)
     ag::check(offset == cache->length(), "SelfAttention", "offset ", offset,
               " does not continue the cache of length ", cache->length());

@@ -46,8 +46,8 @@ struct KVCache {
 class Decoder : public ag::Module {
  public:
   /// Asks the encoding for one attention part per layer, which block i's attention owns.
-  Decoder(const DecoderConfig& config, std::shared_ptr<PositionalEncoding> encoding,
-          ag::Rng& rng, ag::Dtype dtype = ag::Dtype::f32);
+  Decoder(const DecoderConfig& config, std::shared_ptr<PositionalEncoding> encoding, ag::Rng& rng,
+          ag::Dtype dtype = ag::Dtype::f32);
 
   /// ids [B, T] at positions offset .. offset+T-1 -> logits [B, T, V].
   /// With a cache, offset must equal the number of positions already cached.

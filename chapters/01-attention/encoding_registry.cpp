@@ -1,8 +1,8 @@
 #include "chapters/01-attention/encoding_registry.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <charconv>
+#include <cmath>
 
 #include "ag/numbers.hpp"
 
@@ -13,8 +13,11 @@ std::vector<EncodingEntry>& entries() {
   // Chapter 1's own encoding is there from the start; later chapters add theirs through
   // their register functions (no static initialisers, which static libraries may drop).
   static std::vector<EncodingEntry> all{
-      {"none", "01", "no positional information: attention sees a bag of tokens, plus the mask",
-       {}, [](const EncodingSpec&, ag::Rng&) { return std::make_shared<NoEncoding>(); }}};
+      {"none",
+       "01",
+       "no positional information: attention sees a bag of tokens, plus the mask",
+       {},
+       [](const EncodingSpec&, ag::Rng&) { return std::make_shared<NoEncoding>(); }}};
   return all;
 }
 
@@ -49,12 +52,12 @@ void add_encoding_options(const std::string& name, const std::vector<std::string
         entry.option_names.push_back(option);
     return;
   }
-  throw ag::Error("add_encoding_options: unknown encoding '" + name + "' (known: " +
-                  known_names() + ")");
+  throw ag::Error("add_encoding_options: unknown encoding '" + name + "' (known: " + known_names() +
+                  ")");
 }
 
-std::shared_ptr<PositionalEncoding> make_encoding(const std::string& name,
-                                                  const EncodingSpec& spec, ag::Rng& rng) {
+std::shared_ptr<PositionalEncoding> make_encoding(const std::string& name, const EncodingSpec& spec,
+                                                  ag::Rng& rng) {
   for (const auto& entry : entries()) {
     if (entry.name != name) continue;
     for (const auto& [option, value] : spec.options)
@@ -68,13 +71,14 @@ std::shared_ptr<PositionalEncoding> make_encoding(const std::string& name,
 
 std::vector<EncodingEntry> registered_encodings() { return entries(); }
 
-double number_option(const EncodingSpec& spec, const std::string& encoding,
-                     const std::string& key, double fallback) {
+double number_option(const EncodingSpec& spec, const std::string& encoding, const std::string& key,
+                     double fallback) {
   const auto it = spec.options.find(key);
   if (it == spec.options.end()) return fallback;
   double value = 0;
   if (ag::parse_double(it->second, value) && std::isfinite(value)) return value;
-  throw ag::Error(encoding + ": option " + key + " must be a finite number, got '" + it->second + "'");
+  throw ag::Error(encoding + ": option " + key + " must be a finite number, got '" + it->second +
+                  "'");
 }
 
 std::int64_t integer_option(const EncodingSpec& spec, const std::string& encoding,

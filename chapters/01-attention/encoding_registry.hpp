@@ -43,15 +43,15 @@ void register_encoding(EncodingEntry entry);
 void add_encoding_options(const std::string& name, const std::vector<std::string>& options);
 /// Builds a registered encoding. An unknown name, or an option the encoding does not know,
 /// is an error that lists what is known.
-std::shared_ptr<PositionalEncoding> make_encoding(const std::string& name,
-                                                  const EncodingSpec& spec, ag::Rng& rng);
+std::shared_ptr<PositionalEncoding> make_encoding(const std::string& name, const EncodingSpec& spec,
+                                                  ag::Rng& rng);
 /// Every registered encoding, in registration order.
 std::vector<EncodingEntry> registered_encodings();
 
 /// The numeric option `key` of spec (fallback when absent); a value that is not a number is
 /// an error naming the encoding, the option and the value.
-double number_option(const EncodingSpec& spec, const std::string& encoding,
-                     const std::string& key, double fallback);
+double number_option(const EncodingSpec& spec, const std::string& encoding, const std::string& key,
+                     double fallback);
 
 /// The largest value an option that sizes a table (rows, distances, buckets) may take: a
 /// bound against typing mistakes, far above what any experiment here uses.

@@ -46,8 +46,7 @@ void compare_sentences(bool causal, std::uint64_t seed) {
   const double diff = pe::max_abs_difference(pe::reorder_positions(a, {2, 1, 0}), b);
   std::cout << std::left << std::setw(16) << (causal ? "causal mask" : "no mask")
             << "max |h(man bites dog) - permuted h(dog bites man)| = " << std::scientific
-            << std::setprecision(2) << diff << "   (values are of size " << max_abs(a)
-            << ")\n";
+            << std::setprecision(2) << diff << "   (values are of size " << max_abs(a) << ")\n";
 }
 
 void random_permutations(bool causal, const Options& options) {
@@ -80,9 +79,10 @@ void random_permutations(bool causal, const Options& options) {
 
 int main(int argc, char** argv) {
   Options options;
-  CLI::App app{"Chapter 1: without positions and without the causal mask, attention cannot tell "
-               "\"dog bites man\" from \"man bites dog\".",
-               "ch01_experiment"};
+  CLI::App app{
+      "Chapter 1: without positions and without the causal mask, attention cannot tell "
+      "\"dog bites man\" from \"man bites dog\".",
+      "ch01_experiment"};
   app.add_option("--seed", options.seed, "random seed (weights and shuffles)")
       ->capture_default_str()
       ->check(pe::whole_number<std::uint64_t>(0));

@@ -62,7 +62,10 @@ class PositionalEncoding : public ag::Module {
 
   /// Absolute encodings: x [B, T, C] holds the token embeddings of positions
   /// offset .. offset+T-1; returns x plus the positions' vectors.
-  virtual ag::Tensor embed(const ag::Tensor& x, std::int64_t offset) const { (void)offset; return x; }
+  virtual ag::Tensor embed(const ag::Tensor& x, std::int64_t offset) const {
+    (void)offset;
+    return x;
+  }
 
   /// The part that one attention layer will own. The decoder asks for one per layer, in
   /// order, when it is built; a part with parameters of its own draws them from rng.

@@ -9,11 +9,11 @@
 #include <iostream>
 #include <string>
 
+#include "chapters/02-sinusoidal/sinusoidal.hpp"
 #include "lab/chapter_options.hpp"
 #include "lab/chapter_registry.hpp"
 #include "lab/figures.hpp"
 #include "lab/reference_runs.hpp"
-#include "chapters/02-sinusoidal/sinusoidal.hpp"
 
 using ag::Tensor;
 
@@ -70,7 +70,8 @@ std::vector<pe::Series> dot_product_series(std::int64_t offsets) {
     pe::Series s{"m = " + std::to_string(m), {}, {}};
     for (std::int64_t r = 0; r < offsets; ++r) {
       double dot = 0;
-      for (std::int64_t c = 0; c < kWidth; ++c) dot += pe[m * kWidth + c] * pe[(m + r) * kWidth + c];
+      for (std::int64_t c = 0; c < kWidth; ++c)
+        dot += pe[m * kWidth + c] * pe[(m + r) * kWidth + c];
       s.x.push_back(double(r));
       s.y.push_back(dot);
     }
@@ -91,8 +92,8 @@ void run(const pe::ChapterOptions& options) {
   dimension_figure(options.out + "/sinusoidal_dimensions.png");
   const auto dots = dot_product_series(256);
   pe::write_line_plot(options.out + "/sinusoidal_dot_product.png", dots,
-                      "PE(m) . PE(m + r), C = 256: the same curve from every start m",
-                      "offset r", "dot product");
+                      "PE(m) . PE(m + r), C = 256: the same curve from every start m", "offset r",
+                      "dot product");
   double spread = 0;  // how far the curves for different m are apart
   for (std::size_t r = 0; r < dots[0].y.size(); ++r)
     for (const auto& s : dots) spread = std::max(spread, std::abs(s.y[r] - dots[0].y[r]));
@@ -108,6 +109,6 @@ void run(const pe::ChapterOptions& options) {
 }
 
 int main(int argc, char** argv) {
-  return pe::run_chapter_experiment(argc, argv, "ch02_experiment", kAbout,
-                                    {.out = "results/ch02"}, run);
+  return pe::run_chapter_experiment(argc, argv, "ch02_experiment", kAbout, {.out = "results/ch02"},
+                                    run);
 }

@@ -10,10 +10,10 @@
 #include <string>
 
 #include "ag/random.hpp"
+#include "chapters/03-learned/learned.hpp"
 #include "lab/chapter_options.hpp"
 #include "lab/chapter_registry.hpp"
 #include "lab/figures.hpp"
-#include "chapters/03-learned/learned.hpp"
 #include "lab/reference_runs.hpp"
 
 using ag::Tensor;
@@ -86,7 +86,6 @@ constexpr const char* kAbout =
     "table learned.";
 
 void run(const pe::ChapterOptions& options) {
-
   // A table of 32 rows has no row 32: the error the reader meets at length 33.
   ag::Rng rng(options.seed);
   const pe::LearnedEncoding short_table(32, 256, rng);
@@ -107,22 +106,24 @@ void run(const pe::ChapterOptions& options) {
     const auto s = cosine_similarity(fresh);
     panels.push_back(similarity_panel(s, length, "untrained (N(0, 0.02^2))"));
     std::printf("\nuntrained: mean row length %.3f\n", mean_row_norm(fresh));
-    std::printf("untrained: mean cosine similarity of rows r apart, r = 1, 2, 4, 8, 16: "
-                "%.3f %.3f %.3f %.3f %.3f\n",
-                mean_similarity_at(s, length, 1), mean_similarity_at(s, length, 2),
-                mean_similarity_at(s, length, 4), mean_similarity_at(s, length, 8),
-                mean_similarity_at(s, length, 16));
+    std::printf(
+        "untrained: mean cosine similarity of rows r apart, r = 1, 2, 4, 8, 16: "
+        "%.3f %.3f %.3f %.3f %.3f\n",
+        mean_similarity_at(s, length, 1), mean_similarity_at(s, length, 2),
+        mean_similarity_at(s, length, 4), mean_similarity_at(s, length, 8),
+        mean_similarity_at(s, length, 16));
   }
   for (const auto& run : runs) {
     const Tensor table = position_table(*run.trainer);
     const auto s = cosine_similarity(table);
     std::printf("%-11s: mean row length %.3f\n", run.config.task.c_str(), mean_row_norm(table));
     panels.push_back(similarity_panel(s, length, "trained on " + run.config.task));
-    std::printf("%-11s: mean cosine similarity of rows r apart, r = 1, 2, 4, 8, 16: "
-                "%.3f %.3f %.3f %.3f %.3f\n",
-                run.config.task.c_str(), mean_similarity_at(s, length, 1),
-                mean_similarity_at(s, length, 2), mean_similarity_at(s, length, 4),
-                mean_similarity_at(s, length, 8), mean_similarity_at(s, length, 16));
+    std::printf(
+        "%-11s: mean cosine similarity of rows r apart, r = 1, 2, 4, 8, 16: "
+        "%.3f %.3f %.3f %.3f %.3f\n",
+        run.config.task.c_str(), mean_similarity_at(s, length, 1), mean_similarity_at(s, length, 2),
+        mean_similarity_at(s, length, 4), mean_similarity_at(s, length, 8),
+        mean_similarity_at(s, length, 16));
     // The first 64 of the 256 columns: all of them would draw a strip too thin to read.
     pe::Heatmap h = pe::heatmap_from(ag::slice(table, 1, 0, 64), "trained on " + run.config.task);
     h.x_label = "dimension (0 .. 63 of 256)";
@@ -136,12 +137,11 @@ void run(const pe::ChapterOptions& options) {
                      "cosine similarity between the rows of the position table", 3);
 
   pe::print_reference_runs(
-      "held-out token accuracy (256 sequences of 32), reference model with a learned table:",
-      runs);
+      "held-out token accuracy (256 sequences of 32), reference model with a learned table:", runs);
   std::printf("figures and runs in %s/\n", options.out.c_str());
 }
 
 int main(int argc, char** argv) {
-  return pe::run_chapter_experiment(argc, argv, "ch03_experiment", kAbout,
-                                    {.out = "results/ch03"}, run);
+  return pe::run_chapter_experiment(argc, argv, "ch03_experiment", kAbout, {.out = "results/ch03"},
+                                    run);
 }

@@ -40,16 +40,16 @@ std::vector<std::pair<std::string, Tensor>> LearnedEncoding::inspect(std::int64_
 }
 
 void register_ch03_encodings() {
-  register_encoding({"learned",
-                     "03",
-                     "a trainable table of one vector per position, added to the embeddings",
-                     {"max_len"},
-                     [](const EncodingSpec& spec, ag::Rng& rng) {
-                       const std::int64_t max_len = integer_option(
-                           spec, "learned", "max_len", spec.max_length, 1, kLargestTableOption);
-                       return std::make_shared<LearnedEncoding>(max_len, spec.model.width, rng,
-                                                                0.02, spec.dtype);
-                     }});
+  register_encoding(
+      {"learned",
+       "03",
+       "a trainable table of one vector per position, added to the embeddings",
+       {"max_len"},
+       [](const EncodingSpec& spec, ag::Rng& rng) {
+         const std::int64_t max_len =
+             integer_option(spec, "learned", "max_len", spec.max_length, 1, kLargestTableOption);
+         return std::make_shared<LearnedEncoding>(max_len, spec.model.width, rng, 0.02, spec.dtype);
+       }});
 }
 
 }  // namespace pe

@@ -27,7 +27,7 @@ class LearnedEncoding : public PositionalEncoding {
   std::vector<std::pair<std::string, ag::Tensor>> inspect(std::int64_t length) const override;
 
   std::int64_t max_len() const { return max_len_; }  ///< the table's rows
-  ag::Tensor table;  ///< [max_len, C]
+  ag::Tensor table;                                  ///< [max_len, C]
 
  private:
   std::int64_t max_len_, width_;

@@ -13,12 +13,12 @@
 #include <utility>
 
 #include "ag/tensor_bytes.hpp"
+#include "chapters/01-attention/encoding_registry.hpp"
+#include "chapters/04-relative/relative_encodings.hpp"
 #include "lab/chapter_options.hpp"
 #include "lab/chapter_registry.hpp"
-#include "chapters/01-attention/encoding_registry.hpp"
 #include "lab/figures.hpp"
 #include "lab/reference_runs.hpp"
-#include "chapters/04-relative/relative_encodings.hpp"
 
 using ag::Tensor;
 
@@ -72,8 +72,9 @@ void memory_experiment(const std::string& dir) {
   for (const auto& series : memory)
     memory_row.push_back(
         std::size_t(std::find(labels.begin(), labels.end(), series.label) - labels.begin()));
-  std::printf("Forward pass of one sequence (C = D = 256, 1 layer): time, and the most tensor\n"
-              "memory alive at once; Shaw's lean terms against its pairwise tensors:\n");
+  std::printf(
+      "Forward pass of one sequence (C = D = 256, 1 layer): time, and the most tensor\n"
+      "memory alive at once; Shaw's lean terms against its pairwise tensors:\n");
   std::printf("%6s %12s %9s %9s %9s %9s %10s %12s %12s %14s\n", "T", "[T,T,D] MiB", "none ms",
               "t5 ms", "xl ms", "shaw ms", "pairw. ms", "none MiB", "shaw MiB", "pairwise MiB");
   for (std::int64_t T : lengths) {
@@ -82,9 +83,8 @@ void memory_experiment(const std::string& dir) {
     const double pairwise_mib = double(pairwise.numel()) * sizeof(float) / (1024.0 * 1024.0);
     std::vector<ForwardCost> cost;
     for (const auto& label : labels)
-      cost.push_back(label == "shaw pairwise"
-                         ? forward_cost("shaw", T, {{"pairwise", "true"}})
-                         : forward_cost(label, T));
+      cost.push_back(label == "shaw pairwise" ? forward_cost("shaw", T, {{"pairwise", "true"}})
+                                              : forward_cost(label, T));
     for (std::size_t e = 0; e < labels.size(); ++e) {
       times[e].x.push_back(double(T));
       times[e].y.push_back(cost[e].ms);
@@ -175,6 +175,6 @@ void run(const pe::ChapterOptions& options) {
 }
 
 int main(int argc, char** argv) {
-  return pe::run_chapter_experiment(argc, argv, "ch04_experiment", kAbout,
-                                    {.out = "results/ch04"}, run);
+  return pe::run_chapter_experiment(argc, argv, "ch04_experiment", kAbout, {.out = "results/ch04"},
+                                    run);
 }

@@ -49,8 +49,8 @@ void register_ch04_encodings() {
          T5BucketOptions options;
          options.buckets =
              integer_option(spec, "t5", "buckets", options.buckets, 2, kLargestTableOption);
-         options.max_distance = integer_option(spec, "t5", "max_distance", options.max_distance,
-                                               1, kLargestTableOption);
+         options.max_distance = integer_option(spec, "t5", "max_distance", options.max_distance, 1,
+                                               kLargestTableOption);
          options.bidirectional = bool_option(spec, "t5", "bidirectional", false);
          return std::make_shared<T5Encoding>(spec.model.heads, options, rng, 0.02, spec.dtype);
        }});

@@ -108,8 +108,8 @@ Tensor ShawPositions::bias(const Tensor& scores, const Tensor& q, const Tensor& 
                            std::int64_t q_offset) const {
   const ag::Indices index = shaw_clipped_index(q.size(2), k.size(2), q_offset, max_distance_);
   // the same 1/sqrt(D) as q_i . k_j, so that a^K acts like a correction to the key
-  const Tensor term = pairwise_ ? shaw_key_term_pairwise(q, key_table, index)
-                                : shaw_key_term(q, key_table, index);
+  const Tensor term =
+      pairwise_ ? shaw_key_term_pairwise(q, key_table, index) : shaw_key_term(q, key_table, index);
   return ag::add(scores, ag::mul(term, 1.0 / std::sqrt(double(head_width_))));
 }
 

@@ -16,7 +16,7 @@ namespace pe {
 struct T5BucketOptions {
   std::int64_t buckets = 32;        ///< the number of buckets
   std::int64_t max_distance = 128;  ///< distances from here on share the last bucket
-  bool bidirectional = false;  ///< our decoder is causal: only keys behind the query matter
+  bool bidirectional = false;       ///< our decoder is causal: only keys behind the query matter
 };
 
 /// Throws ag::Error unless the options make a bucket function: buckets >= 2 (even and >= 4

@@ -8,10 +8,10 @@
 #include <iostream>
 #include <string>
 
-#include "lab/chapter_registry.hpp"
-#include "lab/chapter_options.hpp"
-#include "lab/figures.hpp"
 #include "chapters/05-rope/rope.hpp"
+#include "lab/chapter_options.hpp"
+#include "lab/chapter_registry.hpp"
+#include "lab/figures.hpp"
 #include "lab/reference_runs.hpp"
 
 using ag::Tensor;
@@ -81,6 +81,6 @@ void run(const pe::ChapterOptions& options) {
 }
 
 int main(int argc, char** argv) {
-  return pe::run_chapter_experiment(argc, argv, "ch05_experiment", kAbout,
-                                    {.out = "results/ch05"}, run);
+  return pe::run_chapter_experiment(argc, argv, "ch05_experiment", kAbout, {.out = "results/ch05"},
+                                    run);
 }

@@ -224,10 +224,8 @@ void register_ch05_encodings() {
   std::vector<std::string> options = {"base", "layout", "fraction"};
   for (const std::string& name : rope_extension().option_names) options.push_back(name);
   register_encoding(
-      {"rope",
-       "05",
-       "rotary: q and k turned by position-proportional angles, so q.k depends on n - m",
-       options,
+      {"rope", "05",
+       "rotary: q and k turned by position-proportional angles, so q.k depends on n - m", options,
        [](const EncodingSpec& spec, ag::Rng&) {
          RotaryOptions options;
          if (rope_extension().read) options.rule = rope_extension().read(spec);

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "chapters/06-alibi/alibi.hpp"
-#include "lab/chapter_registry.hpp"
 #include "lab/chapter_options.hpp"
+#include "lab/chapter_registry.hpp"
 #include "lab/figures.hpp"
 #include "lab/reference_runs.hpp"
 
@@ -82,7 +82,8 @@ void run(const pe::ChapterOptions& options) {
 
   std::vector<pe::ReferenceGroup> groups;
   for (std::int64_t heads : {1, 8})  // the reference model's single head, then 8 heads
-    groups.push_back({{"shiftk", "alternating"}, "-h" + std::to_string(heads),
+    groups.push_back({{"shiftk", "alternating"},
+                      "-h" + std::to_string(heads),
                       [heads](pe::TrainConfig& c) { c.model.heads = heads; }});
   const std::vector<pe::ReferenceRun> runs = pe::train_reference_runs("alibi", options, groups);
   pe::print_reference_runs(
@@ -91,6 +92,6 @@ void run(const pe::ChapterOptions& options) {
 }
 
 int main(int argc, char** argv) {
-  return pe::run_chapter_experiment(argc, argv, "ch06_experiment", kAbout,
-                                    {.out = "results/ch06"}, run);
+  return pe::run_chapter_experiment(argc, argv, "ch06_experiment", kAbout, {.out = "results/ch06"},
+                                    run);
 }

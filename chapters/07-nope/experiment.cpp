@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "chapters/07-nope/position_probe.hpp"
 #include "lab/chapter_options.hpp"
 #include "lab/chapter_registry.hpp"
 #include "lab/figures.hpp"
-#include "chapters/07-nope/position_probe.hpp"
 #include "lab/reference_runs.hpp"
 
 namespace {
@@ -77,11 +77,11 @@ void run(const pe::ChapterOptions& options) {
     mae_lines.push_back(mae);
   }
   pe::write_line_plot(options.out + "/accuracy_curves.png", curves,
-                      "no positional encoding: held-out token accuracy", "step", "accuracy",
-                      false, std::make_pair(0.0, 1.0));
+                      "no positional encoding: held-out token accuracy", "step", "accuracy", false,
+                      std::make_pair(0.0, 1.0));
   pe::write_line_plot(options.out + "/probe_r2.png", r2_lines,
-                      "position probe: R^2 on held-out sequences",
-                      "layer (0 = embedding)", "R^2", false, std::make_pair(-0.1, 1.0));
+                      "position probe: R^2 on held-out sequences", "layer (0 = embedding)", "R^2",
+                      false, std::make_pair(-0.1, 1.0));
   pe::write_line_plot(options.out + "/probe_mae.png", mae_lines,
                       "position probe: mean absolute error", "layer (0 = embedding)",
                       "mean |position - prediction|");
@@ -104,6 +104,6 @@ void run(const pe::ChapterOptions& options) {
 }
 
 int main(int argc, char** argv) {
-  return pe::run_chapter_experiment(argc, argv, "ch07_experiment", kAbout,
-                                    {.out = "results/ch07"}, run);
+  return pe::run_chapter_experiment(argc, argv, "ch07_experiment", kAbout, {.out = "results/ch07"},
+                                    run);
 }

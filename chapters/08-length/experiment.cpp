@@ -20,13 +20,13 @@
 #include <vector>
 
 #include "ag/files.hpp"
-#include "lab/chapter_options.hpp"
 #include "chapters/08-length/context_extension.hpp"
 #include "chapters/08-length/extrapolation.hpp"
-#include "lab/figures.hpp"
 #include "chapters/08-length/fortunes_corpus.hpp"
 #include "chapters/08-length/length_plan.hpp"
 #include "chapters/08-length/length_probe.hpp"
+#include "lab/chapter_options.hpp"
+#include "lab/figures.hpp"
 #include "lab/run.hpp"
 
 namespace {
@@ -132,9 +132,12 @@ void record_setup(Experiment& e, const pe::TrainConfig& shape, const pe::Fortune
   json& summary = e.summary;
   summary["train_length"] = kTrainLength;
   summary["lengths"] = e.lengths;
-  summary["model"] = {{"width", shape.model.width},     {"heads", shape.model.heads},
-                      {"ffn_width", shape.model.ffn_width}, {"batch", shape.batch},
-                      {"lr", shape.lr},                 {"layers", "2 (none: 1 and 8)"}};
+  summary["model"] = {{"width", shape.model.width},
+                      {"heads", shape.model.heads},
+                      {"ffn_width", shape.model.ffn_width},
+                      {"batch", shape.batch},
+                      {"lr", shape.lr},
+                      {"layers", "2 (none: 1 and 8)"}};
   json head_width_rows = json::array();
   for (const Variant& v : kHeadWidthVariants) head_width_rows.push_back(v.encoding);
   summary["model"]["head_width_rows"] = {{"heads", kHeadWidthVariants.front().heads},
@@ -313,8 +316,8 @@ void write_attention_figures(const Experiment& e) {
 void write_nope_probe(Experiment& e) {
   json& summary = e.summary;
   e.tables += "\nNoPE charlm models: linear probe of the position at length " +
-            std::to_string(4 * kTrainLength) +
-            ", R^2 within each band of 32 positions (mean absolute error, in positions)\n\n";
+              std::to_string(4 * kTrainLength) +
+              ", R^2 within each band of 32 positions (mean absolute error, in positions)\n\n";
   std::vector<pe::Series> probe_lines;
   for (const std::string name : {"none-l1", "none-l8"}) {
     const auto bands = pe::probe_position_bands(e.seed1_models.at("charlm/" + name)->model(),
@@ -389,7 +392,7 @@ void write_rope_scaling(Experiment& e) {
   }
   summary["tables"]["rope_scaling"] = pe::split_lines(table);
   e.tables += "\nRoPE charlm model (seed " + std::to_string(options.seed) +
-            ") under each scaling rule for s = 8: held-out bits per character\n\n" + table;
+              ") under each scaling rule for s = 8: held-out bits per character\n\n" + table;
   // [rope-scaling]
   double top = 4;
   for (const auto& line : scaling_lines)
@@ -422,10 +425,9 @@ void run(const pe::ChapterOptions& options) {
       long(corpus.dropped_bytes), long(corpus.train_fortunes), corpus.train.size(),
       long(corpus.held_out_fortunes), corpus.held_out.size(), long(vocabulary.size()));
 
-
   // Every training, in one list (length_plan.hpp). --fast keeps one seed.
-  Experiment e{options, held_out, options.fast ? kFastLengths : kLengths,
-               options.fast ? 1 : kSeeds, pe::experiment_summary()};
+  Experiment e{options, held_out, options.fast ? kFastLengths : kLengths, options.fast ? 1 : kSeeds,
+               pe::experiment_summary()};
   const std::vector<LengthRun> plan = plan_length_runs(
       options.out, options.seed, e.seeds, options.steps, train_text, vocabulary.size());
   std::vector<pe::PlannedRun> planned;
@@ -450,9 +452,8 @@ int main(int argc, char** argv) {
       argc, argv, "ch08_experiment", kAbout,
       {.steps = 500,
        .out = "results/ch08",
-       .fast_help = "a quick look in results/ch08-fast: one seed, " +
-                    std::to_string(kFastSteps) + " steps, lengths " +
-                    std::to_string(kFastLengths.front()) + " to " +
+       .fast_help = "a quick look in results/ch08-fast: one seed, " + std::to_string(kFastSteps) +
+                    " steps, lengths " + std::to_string(kFastLengths.front()) + " to " +
                     std::to_string(kFastLengths.back()) + " (the chapter quotes the full run)",
        .fast_out = "results/ch08-fast"},
       [](pe::ChapterOptions options) {

@@ -31,13 +31,13 @@ std::uint64_t fnv1a(const std::string& text);
 
 /// The fortunes corpus split into training and held-out text, with counts for the chapter.
 struct FortunesSplit {
-  std::string train;     ///< training fortunes joined with "%\n" lines, as in the files
-  std::string held_out;  ///< held-out fortunes, joined the same way
-  std::int64_t files = 0;  ///< plain files read
-  std::int64_t train_fortunes = 0;     ///< distinct fortunes in the training text
+  std::string train;                ///< training fortunes joined with "%\n" lines, as in the files
+  std::string held_out;             ///< held-out fortunes, joined the same way
+  std::int64_t files = 0;           ///< plain files read
+  std::int64_t train_fortunes = 0;  ///< distinct fortunes in the training text
   std::int64_t held_out_fortunes = 0;  ///< distinct fortunes held out
-  std::int64_t duplicates = 0;     ///< fortunes that appeared before (kept once)
-  std::int64_t dropped_bytes = 0;  ///< bytes outside printable ASCII
+  std::int64_t duplicates = 0;         ///< fortunes that appeared before (kept once)
+  std::int64_t dropped_bytes = 0;      ///< bytes outside printable ASCII
 };
 
 /// Reads every plain file of the folder, cleans it, keeps each distinct fortune once, and

@@ -58,16 +58,19 @@ std::string write_length_table(const std::vector<FinishedRun>& runs,
   for (const FinishedRun& run : runs) {
     const TrainConfig& c = run.config;
     auto trainer = Trainer::resume(run.summary.out_dir + "/checkpoint.agt");
-    const auto results =
-        evaluate_past_training(*trainer, lengths, c.eval_sequences * c.length);
+    const auto results = evaluate_past_training(*trainer, lengths, c.eval_sequences * c.length);
     markdown += "| " + c.encoding + " | " + c.task + " | " + std::to_string(c.model.layers) + " |";
     nlohmann::json cells = nlohmann::json::array();
     for (const LengthResult& r : results) {
       char cell[32];
       std::snprintf(cell, sizeof cell, "%.1f%%", 100.0 * r.accuracy);
-      markdown.append(" ").append(r.ran ? std::string(cell) : cannot_run_cell(r.error)).append(" |");
+      markdown.append(" ")
+          .append(r.ran ? std::string(cell) : cannot_run_cell(r.error))
+          .append(" |");
       if (r.ran)
-        cells.push_back({{"length", r.length}, {"accuracy", r.accuracy}, {"loss", r.loss},
+        cells.push_back({{"length", r.length},
+                         {"accuracy", r.accuracy},
+                         {"loss", r.loss},
                          {"scored", r.scored}});
       else
         cells.push_back({{"length", r.length}, {"error", r.error}});

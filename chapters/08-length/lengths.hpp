@@ -16,12 +16,12 @@ namespace pe {
 /// One model at one evaluation length.
 struct LengthResult {
   std::int64_t length = 0;  ///< the evaluation length (tokens per sequence)
-  bool ran = false;     ///< false: the model refused the length, `error` says why
-  double accuracy = 0;  ///< fraction of scored tokens predicted right (argmax)
-  double loss = 0;      ///< mean cross-entropy over the scored tokens, in nats
-  double bits = 0;      ///< the same in bits (loss / ln 2): bits per character for text
+  bool ran = false;         ///< false: the model refused the length, `error` says why
+  double accuracy = 0;      ///< fraction of scored tokens predicted right (argmax)
+  double loss = 0;          ///< mean cross-entropy over the scored tokens, in nats
+  double bits = 0;          ///< the same in bits (loss / ln 2): bits per character for text
   std::int64_t scored = 0;  ///< how many tokens were scored at this length
-  std::string error;  ///< the model's own one-line error when ran is false
+  std::string error;        ///< the model's own one-line error when ran is false
 };
 
 /// Trainer::evaluate at each length on the task's held-out sequences: tokens / length of them

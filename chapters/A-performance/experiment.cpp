@@ -2,11 +2,11 @@
 //
 //   chA_experiment [--out DIR] [--repetitions N] [--min-ms MS] [--memory-mib MIB]
 //
-// Prints, all float32 on one thread: the FMA peak per instruction set (programs/bench/peak_fma.cpp),
-// the bandwidth of L1, L2 and memory (the axpy kernel), each kernel of a training step of the
-// reference model at its own shape (work, compulsory traffic, intensity, time, GFLOP/s, GB/s),
-// and the fused softmax and layer norm against their composites. Writes the same numbers as
-// CSV files and the roofline figure (when gnuplot is there) to DIR.
+// Prints, all float32 on one thread: the FMA peak per instruction set
+// (programs/bench/peak_fma.cpp), the bandwidth of L1, L2 and memory (the axpy kernel), each kernel
+// of a training step of the reference model at its own shape (work, compulsory traffic, intensity,
+// time, GFLOP/s, GB/s), and the fused softmax and layer norm against their composites. Writes the
+// same numbers as CSV files and the roofline figure (when gnuplot is there) to DIR.
 
 #include <cstdio>
 #include <iostream>
@@ -15,14 +15,14 @@
 
 #include "ag/error.hpp"
 #include "ag/files.hpp"
+#include "ag/kernels/dispatch.hpp"
 #include "ag/threads.hpp"
 #include "base/command_line.hpp"
-#include "ag/kernels/dispatch.hpp"
-#include "lab/figures.hpp"
 #include "base/folder_lock.hpp"
 #include "chapters/A-performance/measure.hpp"
-#include "programs/bench/peak_fma.hpp"
 #include "chapters/A-performance/roofline_figure.hpp"
+#include "lab/figures.hpp"
+#include "programs/bench/peak_fma.hpp"
 
 namespace {
 
@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
     std::printf("  %-20s %-18s %8s %8s %9s %9s %8s %7s\n", "kernel", "shape", "MFLOP", "MB",
                 "flop/B", "us/call", "GFLOP/s", "GB/s");
     Csv kernels_csv(options.out + "/kernels.csv",
-                                "kernel,shape,flops,bytes,intensity,seconds,gflops,gbps");
+                    "kernel,shape,flops,bytes,intensity,seconds,gflops,gbps");
     for (const auto& p : points) {
       std::printf("  %-20s %-18s %8.2f %8.2f %9.2f %9.1f %8.1f %7.1f\n", p.name.c_str(),
                   p.shape.c_str(), p.flops * 1e-6, p.bytes * 1e-6, p.intensity(), p.seconds * 1e6,

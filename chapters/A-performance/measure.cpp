@@ -9,11 +9,11 @@
 #include <random>
 
 #include "ag/functional.hpp"
-#include "ag/random.hpp"
 #include "ag/kernels/elementwise.hpp"
 #include "ag/kernels/gemm.hpp"
 #include "ag/kernels/layernorm.hpp"
 #include "ag/kernels/softmax.hpp"
+#include "ag/random.hpp"
 
 namespace appendix_a {
 

@@ -21,7 +21,7 @@ struct Effort {
 /// One memory level's bandwidth, measured with the framework's axpy kernel (y += a x) on two
 /// arrays that together take `working_set_bytes`: 12 bytes per element (read x and y, write y).
 struct Bandwidth {
-  std::string level;  ///< "L2", "L3", "memory"
+  std::string level;                  ///< "L2", "L3", "memory"
   std::size_t working_set_bytes = 0;  ///< bytes of x and y together
   double gbytes_per_second = 0;       ///< best measured bandwidth
 };
@@ -37,8 +37,8 @@ struct KernelPoint {
   double flops = 0;    ///< per call
   double bytes = 0;    ///< per call, compulsory traffic
   double seconds = 0;  ///< per call, best repetition
-  double intensity() const { return flops / bytes; }  ///< flop per byte
-  double gflops() const { return flops / seconds * 1e-9; }  ///< measured speed
+  double intensity() const { return flops / bytes; }                   ///< flop per byte
+  double gflops() const { return flops / seconds * 1e-9; }             ///< measured speed
   double gbytes_per_second() const { return bytes / seconds * 1e-9; }  ///< measured traffic
 };
 
@@ -49,8 +49,8 @@ std::vector<KernelPoint> measure_kernel_points(const Effort& effort);
 /// A fused op against the same function written with primitive ops (ag::composite): forward
 /// and backward through the autograd engine, milliseconds per call.
 struct FusedVsComposite {
-  std::string op;     ///< "softmax" or "layer_norm"
-  std::string shape;  ///< the input's shape
+  std::string op;           ///< "softmax" or "layer_norm"
+  std::string shape;        ///< the input's shape
   double fused_ms = 0;      ///< ms per forward and backward call of the fused op
   double composite_ms = 0;  ///< the same for the composite of primitive ops
 };

@@ -1,9 +1,9 @@
 // The figures: heatmaps and line plots come out as real PNG files of the expected size with a
-// drawing on them, and every bad input fails with a one-line ag::Error before gnuplot runs. Rendering tests skip when gnuplot is absent.
+// drawing on them, and every bad input fails with a one-line ag::Error before gnuplot runs.
+// Rendering tests skip when gnuplot is absent.
 #include <gtest/gtest.h>
-#include <stdlib.h>  // setenv, unsetenv
-
 #include <stb_image.h>
+#include <stdlib.h>  // setenv, unsetenv
 
 #include <cmath>
 #include <cstdint>

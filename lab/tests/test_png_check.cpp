@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "ag/error.hpp"
-#include "lab/figures.hpp"
 #include "base/png_check.hpp"
+#include "lab/figures.hpp"
 
 using namespace pe;
 namespace fs = std::filesystem;
@@ -43,9 +43,7 @@ std::string read(const std::string& path) {
 
 }  // namespace
 
-TEST(PngCheck, WholePngPasses) {
-  EXPECT_EQ(png_problem(write("whole.png", kTinyPng)), "");
-}
+TEST(PngCheck, WholePngPasses) { EXPECT_EQ(png_problem(write("whole.png", kTinyPng)), ""); }
 
 TEST(PngCheck, EveryTruncationIsRefused) {
   for (std::size_t size = 0; size < kTinyPng.size(); ++size) {

@@ -50,8 +50,8 @@ void expect_error_mentioning(Action action, std::initializer_list<std::string> p
     ADD_FAILURE() << "expected ag::Error";
   } catch (const ag::Error& error) {
     const std::string text = error.what();
-    for (const auto& part : parts) EXPECT_NE(text.find(part), std::string::npos)
-        << "'" << part << "' missing from: " << text;
+    for (const auto& part : parts)
+      EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' missing from: " << text;
   }
 }
 
@@ -171,7 +171,8 @@ TEST(Tasks, SampleRejectsLengthsBelowTheMinimum) {
 TEST(Tasks, ShiftKTargetsAreInputsShiftedByK) {
   for (std::int64_t k : {1, 4, 7}) {
     SCOPED_TRACE(k);
-    const auto task = k == 4 ? make_task("shiftk") : make_task("shiftk", {{"k", std::to_string(k)}});
+    const auto task =
+        k == 4 ? make_task("shiftk") : make_task("shiftk", {{"k", std::to_string(k)}});
     ag::Rng rng(3);
     const std::int64_t length = 16;
     const Batch batch = task->sample(kBatch, length, rng);
@@ -282,7 +283,7 @@ TEST(Tasks, RecallKeysAreDistinctAndTheQueryIsOneOfThem) {
       std::set<std::int64_t> keys;
       for (std::int64_t t = 0; t + 1 < length; t += 2) {
         const std::int64_t key = at(batch.inputs, b, t), value = at(batch.inputs, b, t + 1);
-        EXPECT_TRUE(key >= 0 && key < 13) << "key " << key;      // A..M
+        EXPECT_TRUE(key >= 0 && key < 13) << "key " << key;           // A..M
         EXPECT_TRUE(value >= 13 && value < 26) << "value " << value;  // N..Z
         EXPECT_TRUE(keys.insert(key).second) << "repeated key at b=" << b << " t=" << t;
       }
@@ -320,7 +321,8 @@ TEST(Tasks, RecallQueriesEveryPairPosition) {
 
 TEST(Tasks, RecallRejectsEvenAndTooLongLengths) {
   ag::Rng rng(0);
-  expect_error_mentioning([&] { make_task("recall")->sample(2, 10, rng); }, {"recall", "odd", "10"});
+  expect_error_mentioning([&] { make_task("recall")->sample(2, 10, rng); },
+                          {"recall", "odd", "10"});
   expect_error_mentioning([&] { make_task("recall")->sample(2, 29, rng); }, {"recall", "27", "29"});
 }
 
@@ -330,9 +332,9 @@ TEST(Tasks, CharLMVocabularyIsTheSortedDistinctBytes) {
   const auto task = make_task("charlm", {{"corpus", small_corpus_path()}});
   const std::set<char> distinct(kSmallCorpus.begin(), kSmallCorpus.end());
   ASSERT_EQ(task->vocab_size(), static_cast<std::int64_t>(distinct.size()));
-  EXPECT_EQ(task->token_text(0), "\\n");          // '\n' sorts first,
-  EXPECT_EQ(task->token_text(1), "\u2423");       // then ' ',
-  EXPECT_EQ(task->token_text(2), "a");            // then the letters in order.
+  EXPECT_EQ(task->token_text(0), "\\n");     // '\n' sorts first,
+  EXPECT_EQ(task->token_text(1), "\u2423");  // then ' ',
+  EXPECT_EQ(task->token_text(2), "a");       // then the letters in order.
   EXPECT_EQ(task->token_text(task->vocab_size() - 1), "t");
   EXPECT_THROW(task->token_text(task->vocab_size()), ag::Error);
 }

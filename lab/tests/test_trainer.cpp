@@ -13,7 +13,6 @@
 
 using namespace pe;
 
-
 TEST(Trainer, LossFallsOnAlternatingChar) {
   TrainConfig c = tiny("alternating");
   c.steps = 60;
@@ -129,11 +128,13 @@ TEST(Trainer, ConfigJsonRoundTripAndErrors) {
   const nlohmann::json written = c;
   std::vector<std::string> keys;
   for (const auto& [key, value] : written.items()) keys.push_back(key);
-  EXPECT_EQ(keys, (std::vector<std::string>{
-                      "batch", "causal", "clip", "encoding", "encoding_options", "eval_every",
-                      "eval_sequences", "ffn_width", "heads", "layers", "length", "lr",
-                      "max_length", "seed", "steps", "task", "task_options", "vocab", "warmup",
-                      "weight_decay", "width"}));
+  EXPECT_EQ(
+      keys,
+      (std::vector<std::string>{
+          "batch",          "causal",       "clip",  "encoding", "encoding_options", "eval_every",
+          "eval_sequences", "ffn_width",    "heads", "layers",   "length",           "lr",
+          "max_length",     "seed",         "steps", "task",     "task_options",     "vocab",
+          "warmup",         "weight_decay", "width"}));
   // A missing key keeps its default.
   EXPECT_EQ(config_from_json("{\"steps\": 3}").model.width, TrainConfig{}.model.width);
   EXPECT_THROW(config_from_json("{\"heads\": 0}"), ag::Error);  // read, then validated
@@ -245,11 +246,15 @@ TEST(Trainer, NonFiniteAndHugeSettingsAreRefusedBeforeTraining) {
     void (*change)(TrainConfig&);
     const char* error;
   } cases[] = {
-      {[](TrainConfig& c) { c.lr = std::numeric_limits<double>::infinity(); }, "lr must be a finite"},
+      {[](TrainConfig& c) { c.lr = std::numeric_limits<double>::infinity(); },
+       "lr must be a finite"},
       {[](TrainConfig& c) { c.lr = std::nan(""); }, "lr must be a finite"},
-      {[](TrainConfig& c) { c.clip = std::numeric_limits<double>::infinity(); }, "clip must be a finite"},
-      {[](TrainConfig& c) { c.weight_decay = std::numeric_limits<double>::infinity(); }, "weight_decay must be a finite"},
-      {[](TrainConfig& c) { c.steps = std::numeric_limits<std::int64_t>::max(); }, "steps must be from 0 to"},
+      {[](TrainConfig& c) { c.clip = std::numeric_limits<double>::infinity(); },
+       "clip must be a finite"},
+      {[](TrainConfig& c) { c.weight_decay = std::numeric_limits<double>::infinity(); },
+       "weight_decay must be a finite"},
+      {[](TrainConfig& c) { c.steps = std::numeric_limits<std::int64_t>::max(); },
+       "steps must be from 0 to"},
       {[](TrainConfig& c) { c.warmup = -1; }, "warmup must be from 0 to"},
       {[](TrainConfig& c) { c.max_length = 1000000; }, "max_length must be from 0 to"},
   };
@@ -272,7 +277,7 @@ TEST(Trainer, MemoryEstimateRefusesWhatCannotFit) {
   c.encoding = "shaw";
   c.length = 4096;
   const double lean_shaw = estimated_bytes(c, 30);
-  EXPECT_GT(lean_shaw, 1e9);  // the scores of 16 sequences in 2 heads: gigabytes
+  EXPECT_GT(lean_shaw, 1e9);                // the scores of 16 sequences in 2 heads: gigabytes
   c.encoding_options["pairwise"] = "true";  // and two [T, T, D] tensors per layer more
   EXPECT_GT(estimated_bytes(c, 30), lean_shaw + 2 * 4096.0 * 4096 * 16 * 4);
   EXPECT_GT(estimated_bytes(tiny(), 30, 100000), 1e11);  // evaluating at 100000 tokens
@@ -296,9 +301,10 @@ TEST(Trainer, MemoryLimitFromTheEnvironmentIsCheckedAndNamed) {
             std::string::npos);
   for (const char* bad : {"abc", "", "-5", "12GB", "0"}) {
     ::setenv("PE_MEMORY_LIMIT_BYTES", bad, 1);
-    EXPECT_EQ(error_of([] { available_memory(); }),
-              std::string("PE_MEMORY_LIMIT_BYTES: expected a positive whole number of bytes, got '") +
-                  bad + "'");
+    EXPECT_EQ(
+        error_of([] { available_memory(); }),
+        std::string("PE_MEMORY_LIMIT_BYTES: expected a positive whole number of bytes, got '") +
+            bad + "'");
   }
   ::unsetenv("PE_MEMORY_LIMIT_BYTES");
   // This machine (Linux in CI) answers from /proc/meminfo.

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "ag/threads.hpp"
 #include "ag/kernels/dispatch.hpp"
 #include "ag/kernels/gemm.hpp"
+#include "ag/threads.hpp"
 #include "programs/bench/peak_fma.hpp"
 
 // OpenBLAS, declared here rather than through <cblas.h>, whose location varies.

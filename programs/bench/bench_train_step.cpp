@@ -17,12 +17,12 @@
 #include <iostream>
 #include <string>
 
+#include "ag/kernels/dispatch.hpp"
 #include "ag/optim.hpp"
 #include "ag/profile.hpp"
 #include "ag/threads.hpp"
 #include "base/command_line.hpp"
 #include "chapters/01-attention/decoder.hpp"
-#include "ag/kernels/dispatch.hpp"
 #include "programs/bench/peak_fma.hpp"
 
 namespace {
@@ -36,10 +36,10 @@ ag::Indices random_ids(ag::Rng& rng, std::int64_t B, std::int64_t T, std::int64_
 // Matmul FLOPs of one step: each product costs 2MNK forward and twice that backward.
 double step_flops(const pe::DecoderConfig& c, std::int64_t B, std::int64_t T) {
   const double rows = double(B) * T;
-  double forward = 2 * rows * c.width * c.vocab;  // head
-  forward += c.layers * (4 * 2 * rows * c.width * c.width        // q, k, v, output
-                         + 2 * 2 * rows * c.width * c.ffn_width  // expand, contract
-                         + 2 * 2 * double(B) * T * T * c.width); // scores, weights @ v
+  double forward = 2 * rows * c.width * c.vocab;                  // head
+  forward += c.layers * (4 * 2 * rows * c.width * c.width         // q, k, v, output
+                         + 2 * 2 * rows * c.width * c.ffn_width   // expand, contract
+                         + 2 * 2 * double(B) * T * T * c.width);  // scores, weights @ v
   return 3 * forward;
 }
 
@@ -69,8 +69,10 @@ int main(int argc, char** argv) {
   int steps = 20;
   bool profile = false;
   pe::DecoderConfig config;  // the reference model
-  CLI::App app{"One training step of the reference model, timed at 1 and 2 threads, beside the "
-               "machine's FMA peak", "bench_train_step"};
+  CLI::App app{
+      "One training step of the reference model, timed at 1 and 2 threads, beside the "
+      "machine's FMA peak",
+      "bench_train_step"};
   app.add_option("--steps", steps, "steps timed at each thread count, after 2 that warm up")
       ->capture_default_str()
       ->check(pe::whole_number(1, 100000));
@@ -106,14 +108,17 @@ int main(int argc, char** argv) {
   pe::Decoder model(config, std::make_shared<pe::NoEncoding>(), rng);
   ag::AdamW optimizer(model.parameters(), 1e-3);
   const double gflop = step_flops(config, B, T) / 1e9;
-  std::printf("reference step: batch %ld, length %ld, %ld layers, %ld heads, %.2f GFLOP of matmul per step\n",
-              long(B), long(T), long(config.layers), long(config.heads), gflop);
+  std::printf(
+      "reference step: batch %ld, length %ld, %ld layers, %ld heads, %.2f GFLOP of matmul per "
+      "step\n",
+      long(B), long(T), long(config.layers), long(config.heads), gflop);
   for (int threads : {1, 2}) {
     ag::set_max_threads(threads);
     const double ms = median_ms(model, optimizer, rng, steps, config, B, T);
     const double rate = gflop / (ms / 1e3);
-    std::printf("threads %d: %8.1f ms/step (median of %d)  %6.1f GFLOP/s of matmul  %.2f of the limit\n",
-                threads, ms, steps, rate, peak > 0 ? rate / (peak * threads) : 0.0);
+    std::printf(
+        "threads %d: %8.1f ms/step (median of %d)  %6.1f GFLOP/s of matmul  %.2f of the limit\n",
+        threads, ms, steps, rate, peak > 0 ? rate / (peak * threads) : 0.0);
   }
   if (profile) {
     ag::set_max_threads(1);

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "ag/error.hpp"
-#include "lab/chapter_registry.hpp"
 #include "chapters/01-attention/encoding_registry.hpp"
+#include "lab/chapter_registry.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const bool registered = (pe::register_chapter_encodings(), true);

@@ -131,9 +131,11 @@ void add_list_command(CLI::App& app) {
 
 void add_train_command(CLI::App& app) {
   auto flags = std::make_shared<TrainFlags>();
-  auto* cmd = app.add_subcommand("train", "train one model; writes JSON, CSV, a checkpoint and figures");
+  auto* cmd =
+      app.add_subcommand("train", "train one model; writes JSON, CSV, a checkpoint and figures");
   const auto from_checkpoint = add_model_options(*cmd, *flags);
-  cmd->add_option("--eval-lengths", flags->eval_lengths, "lengths for the final evaluation (default: --length)")
+  cmd->add_option("--eval-lengths", flags->eval_lengths,
+                  "lengths for the final evaluation (default: --length)")
       ->delimiter(',')
       ->check(within(limits::length));
   add_out_option(*cmd, flags->out,
@@ -167,7 +169,8 @@ void add_train_command(CLI::App& app) {
     if (!flags->resume.empty()) {
       options.resume_from = flags->resume;
       if (cmd->count("--steps")) options.total_steps = config.steps;
-      ag::check(!flags->out.empty(), "train", "--resume needs --out (a folder for the continued run)");
+      ag::check(!flags->out.empty(), "train",
+                "--resume needs --out (a folder for the continued run)");
     }
     options.out_dir = flags->out.empty() ? "results/" + default_run_name(config) : flags->out;
     options.init_from = flags->init;
@@ -181,7 +184,8 @@ void add_train_command(CLI::App& app) {
     const RunSummary summary = run_training(config, options);
     if (options.profile) std::printf("%s\n", summary.profile.c_str());
     print_evaluations(summary.final);
-    std::printf("trained in %.1f s; results in %s/\n", summary.train_seconds, summary.out_dir.c_str());
+    std::printf("trained in %.1f s; results in %s/\n", summary.train_seconds,
+                summary.out_dir.c_str());
   });
 }
 
@@ -198,11 +202,15 @@ void add_eval_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("eval", "accuracy of a trained model at given lengths");
   cmd->add_option("--plot", flags->plot, "also draw accuracy against length into this PNG")
       ->check(not_empty("a PNG file"));
-  cmd->add_option("checkpoint", flags->checkpoint, "checkpoint.agt written by pe train")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--lengths,-l", flags->lengths, "comma-separated lengths (default: the training length)")
+  cmd->add_option("checkpoint", flags->checkpoint, "checkpoint.agt written by pe train")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--lengths,-l", flags->lengths,
+                  "comma-separated lengths (default: the training length)")
       ->delimiter(',')
       ->check(within(limits::length));
-  cmd->add_option("--sequences", flags->sequences, "held-out sequences per length (default: the run's)")
+  cmd->add_option("--sequences", flags->sequences,
+                  "held-out sequences per length (default: the run's)")
       ->check(within(limits::eval_sequences));
   cmd->add_flag("--json", flags->json, "print JSON instead of a table");
   cmd->add_option("--option,-o", flags->options,
@@ -212,18 +220,20 @@ void add_eval_command(CLI::App& app) {
     auto trainer = Trainer::resume(flags->checkpoint, parse_pairs(flags->options, "--option"));
     std::vector<std::int64_t> lengths = flags->lengths;
     if (lengths.empty()) lengths.push_back(trainer->config().length);
-    const std::int64_t sequences = flags->sequences ? flags->sequences : trainer->config().eval_sequences;
-    ag::check(sequences >= 1 && sequences <= 1000000, "eval", "--sequences must be from 1 to 1000000, got ", sequences);
+    const std::int64_t sequences =
+        flags->sequences ? flags->sequences : trainer->config().eval_sequences;
+    ag::check(sequences >= 1 && sequences <= 1000000, "eval",
+              "--sequences must be from 1 to 1000000, got ", sequences);
     for (auto length : lengths) {
       ag::check(length >= trainer->task().min_length() && length <= 100000, "eval", "length ",
                 length, " is outside ", trainer->task().min_length(), " .. 100000");
       check_memory(trainer->config(), trainer->config().model.vocab, length);
     }
-    const auto results = evaluate_lengths(
-        *trainer, lengths, sequences);
+    const auto results = evaluate_lengths(*trainer, lengths, sequences);
     if (!flags->plot.empty()) {
       const TrainConfig& c = trainer->config();
-      Series series{c.encoding + " on " + c.task + " (trained at " + std::to_string(c.length) + ")", {}, {}};
+      Series series{
+          c.encoding + " on " + c.task + " (trained at " + std::to_string(c.length) + ")", {}, {}};
       for (const auto& [length, e] : results) {
         series.x.push_back(double(length));
         series.y.push_back(e.accuracy);
@@ -234,7 +244,8 @@ void add_eval_command(CLI::App& app) {
     if (!flags->json) return print_evaluations(results);
     nlohmann::json out = nlohmann::json::object();
     for (const auto& [length, e] : results)
-      out[std::to_string(length)] = {{"accuracy", e.accuracy}, {"loss", e.loss}, {"scored_tokens", e.scored}};
+      out[std::to_string(length)] = {
+          {"accuracy", e.accuracy}, {"loss", e.loss}, {"scored_tokens", e.scored}};
     std::cout << out.dump(2) << "\n";
   });
 }
@@ -250,8 +261,12 @@ void add_heatmap_command(CLI::App& app) {
   };
   auto flags = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand("heatmap", "attention of a trained model on a held-out sequence");
-  cmd->add_option("checkpoint", flags->checkpoint, "checkpoint.agt written by pe train")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--out", flags->out, "PNG file to write")->required()->check(not_empty("a PNG file"));
+  cmd->add_option("checkpoint", flags->checkpoint, "checkpoint.agt written by pe train")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--out", flags->out, "PNG file to write")
+      ->required()
+      ->check(not_empty("a PNG file"));
   cmd->add_option("--length", flags->length, "sequence length (default: the training length)")
       ->check(whole_number<std::int64_t>(1, kLongestHeatmap));
   cmd->callback([flags] {
@@ -260,8 +275,9 @@ void add_heatmap_command(CLI::App& app) {
     ag::check(length >= trainer->task().min_length() && length <= kLongestHeatmap, "heatmap",
               "--length ", length, " is outside ", trainer->task().min_length(), " .. ",
               kLongestHeatmap);
-    require_memory(estimated_heatmap_bytes(trainer->config(), trainer->config().model.vocab, length),
-                   "drawing the attention at length " + std::to_string(length));
+    require_memory(
+        estimated_heatmap_bytes(trainer->config(), trainer->config().model.vocab, length),
+        "drawing the attention at length " + std::to_string(length));
     write_attention_figure(*trainer, length, flags->out);
     std::printf("wrote %s\n", flags->out.c_str());
   });
@@ -276,9 +292,15 @@ void add_inspect_command(CLI::App& app) {
   InspectRequest& r = flags->request;
   auto* cmd = app.add_subcommand("inspect", "an encoding's own quantities as JSON");
   cmd->add_option("encoding", r.encoding, "encoding name (see pe list)")->required();
-  cmd->add_option("--length", r.length, "positions")->capture_default_str()->check(within(limits::length));
-  cmd->add_option("--dim", r.dim, "model width C")->capture_default_str()->check(whole_number<std::int64_t>(1, 65536));
-  cmd->add_option("--heads", r.heads, "attention heads")->capture_default_str()->check(whole_number<std::int64_t>(1, 1024));
+  cmd->add_option("--length", r.length, "positions")
+      ->capture_default_str()
+      ->check(within(limits::length));
+  cmd->add_option("--dim", r.dim, "model width C")
+      ->capture_default_str()
+      ->check(whole_number<std::int64_t>(1, 65536));
+  cmd->add_option("--heads", r.heads, "attention heads")
+      ->capture_default_str()
+      ->check(whole_number<std::int64_t>(1, 1024));
   cmd->add_option("--option,-o", flags->options, "encoding option key=value (repeatable)");
   cmd->add_option("--vector", r.vector,
                   "a query of one head (D = dim / heads numbers, comma-separated) to pass through "

@@ -6,9 +6,9 @@
 #include <memory>
 
 #include "base/command_line.hpp"
-#include "programs/pe/commands.hpp"
 #include "lab/memory.hpp"
 #include "lab/trainer.hpp"
+#include "programs/pe/commands.hpp"
 
 namespace pe {
 

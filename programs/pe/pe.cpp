@@ -9,8 +9,8 @@
 //   pe generate CHECKPOINT --prompt TEXT --tokens N   text from a charlm model (generate.hpp)
 #include <iostream>
 
-#include "lab/chapter_registry.hpp"
 #include "base/command_line.hpp"
+#include "lab/chapter_registry.hpp"
 #include "programs/pe/commands.hpp"
 #include "programs/pe/generate.hpp"
 

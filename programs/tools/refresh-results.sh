@@ -15,6 +15,14 @@
 set -eu
 build=${1:-build/default}
 
+# Every number must trace to a commit: the runs record the commit of their sources, and the
+# results check refuses a summary from a tree with uncommitted changes; refuse to start here.
+if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
+  echo "refresh-results: the tree has uncommitted changes (git status); commit them first," \
+       "so that every result names the commit it comes from" >&2
+  exit 1
+fi
+
 "$build/pe" table --reuse --jobs 2 --lengths 32,64,128,256,512
 programs/tools/results.py import-table results/table/table.md results/table/table.json \
   lab/results/table.json

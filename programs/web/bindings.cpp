@@ -31,9 +31,7 @@ std::string answer(const std::function<nlohmann::json()>& work) {
   }
 }
 
-nlohmann::json parse(const std::string& text) {
-  return nlohmann::json::parse(text);
-}
+nlohmann::json parse(const std::string& text) { return nlohmann::json::parse(text); }
 
 /// `pe inspect` (lab/inspect.hpp) on {"encoding", "length", "dim", "heads",
 /// "options", "vector", "positions"}; a missing key keeps the command's default.

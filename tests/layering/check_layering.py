@@ -141,6 +141,8 @@ def read_codemodel(build):
         sources = [s["path"] for s in target.get("sources", []) if not os.path.isabs(s["path"])]
         depends = [names[d["id"]] for d in target.get("dependencies", []) if d["id"] in names]
         link = " ".join(f["fragment"] for f in target.get("link", {}).get("commandFragments", []))
+        if target.get("type") == "UTILITY":
+            continue  # a custom command (the book, the fuzz run): it compiles and links nothing
         targets[target["name"]] = (sources, depends, link)
     return source_root, targets
 

@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "ag/threads.hpp"
 #include "ag/kernels/columns.hpp"
 #include "ag/kernels/dispatch.hpp"
+#include "ag/threads.hpp"
 
 namespace {
 

@@ -10,9 +10,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "ag/threads.hpp"
 #include "ag/kernels/dispatch.hpp"
 #include "ag/kernels/elementwise.hpp"
+#include "ag/threads.hpp"
 
 namespace {
 

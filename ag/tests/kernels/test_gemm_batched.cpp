@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "ag/threads.hpp"
 #include "ag/kernels/gemm.hpp"
+#include "ag/threads.hpp"
 
 namespace {
 

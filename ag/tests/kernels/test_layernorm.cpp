@@ -14,10 +14,9 @@
 #include <utility>
 #include <vector>
 
-
-#include "ag/threads.hpp"
 #include "ag/kernels/dispatch.hpp"
 #include "ag/kernels/layernorm.hpp"
+#include "ag/threads.hpp"
 
 namespace {
 

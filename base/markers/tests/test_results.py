@@ -63,6 +63,9 @@ class Targets(unittest.TestCase):
             json.dump(SUMMARY, f)
         with open(os.path.join(self.folder.name, "broken.json"), "w") as f:
             f.write("{")
+        for name, commit in (("dirty.json", "ad98539-dirty"), ("clean.json", "ad98539")):
+            with open(os.path.join(self.folder.name, name), "w") as f:
+                json.dump({"versions": {"git_commit": commit}, "x": 1}, f)
         self.summaries = Summaries()
 
     def tearDown(self):
@@ -89,6 +92,11 @@ class Targets(unittest.TestCase):
         # in the order of their names: lines (of the whole table), then rows
         self.assertEqual(self.lines("table?rows=b,c&lines=1-4"),
                          SUMMARY["table"][:2] + ["| b | 2 |"])
+
+    def test_a_summary_from_uncommitted_sources_is_not_quoted(self):
+        self.assertEqual(self.value("clean.json#x"), 1)
+        self.assertIn("comes from sources with uncommitted changes (versions.git_commit "
+                      "ad98539-dirty)", self.error(self.value, "dirty.json#x"))
 
     def test_keys_walk_objects_then_arrays(self):
         self.assertEqual(self.value("runs.a.by.0.1"), 0.641)

@@ -75,8 +75,8 @@ TEST(Ch00Autograd, MlpLossGradientsPassGradcheckInFloat64) {
   const std::vector<Tensor> parameters = model.parameters();
   ASSERT_EQ(parameters.size(), 6u);
   // gradcheck perturbs the parameters' own storage, which the model reads on every call.
-  const GradcheckResult result = gradcheck(
-      [&](const std::vector<Tensor>&) { return ch00::loss(model, data); }, parameters);
+  const GradcheckResult result =
+      gradcheck([&](const std::vector<Tensor>&) { return ch00::loss(model, data); }, parameters);
   EXPECT_TRUE(result.passed) << result.report;
   EXPECT_EQ(result.checks, model.parameter_count());
   EXPECT_LT(result.worst_error, 1e-7);
@@ -110,8 +110,8 @@ TEST(Ch00Autograd, WriteDotNamesEveryOpAndLeaf) {
   const std::string dot = out.str();
   EXPECT_EQ(dot.rfind("digraph", 0), 0u) << dot;
   EXPECT_EQ(dot.substr(dot.size() - 2), "}\n") << dot;
-  for (const char* label : {"\"pow\\n[]\"", "\"add\\n[]\"", "\"mul\\n[]\"", "\"a\\n[]\"",
-                            "\"b\\n[]\""})
+  for (const char* label :
+       {"\"pow\\n[]\"", "\"add\\n[]\"", "\"mul\\n[]\"", "\"a\\n[]\"", "\"b\\n[]\""})
     EXPECT_NE(dot.find(label), std::string::npos) << label << " missing from\n" << dot;
   // Edges: a -> mul, b -> mul, mul -> add, a -> add, add -> pow.
   std::size_t edges = 0;
@@ -135,8 +135,8 @@ TEST(Ch00Autograd, WriteDotOfTheMlpShowsItsLayers) {
   std::ostringstream out;
   write_dot(ch00::loss(model, data), out);
   const std::string dot = out.str();
-  for (const char* text : {"matmul", "tanh", "layers.0.weight\\n[2, 4]",
-                           "layers.1.bias\\n[2]", "x\\n[6, 2]"})
+  for (const char* text :
+       {"matmul", "tanh", "layers.0.weight\\n[2, 4]", "layers.1.bias\\n[2]", "x\\n[6, 2]"})
     EXPECT_NE(dot.find(text), std::string::npos) << text << " missing from\n" << dot;
 }
 

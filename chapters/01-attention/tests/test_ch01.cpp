@@ -6,8 +6,8 @@
 #include "ag/gradcheck.hpp"
 #include "chapters/01-attention/decoder.hpp"
 #include "chapters/01-attention/encoding_registry.hpp"
-#include "chapters/01-attention/tests/model_check.hpp"
 #include "chapters/01-attention/permutation.hpp"
+#include "chapters/01-attention/tests/model_check.hpp"
 
 using namespace pe;
 using ag::Tensor;

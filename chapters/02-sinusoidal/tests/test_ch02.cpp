@@ -1,13 +1,12 @@
 #include <gtest/gtest.h>
 
-#include "chapters/01-attention/tests/model_check.hpp"
-
 #include <algorithm>
 #include <cmath>
 
 #include "ag/gradcheck.hpp"
 #include "chapters/01-attention/decoder.hpp"
 #include "chapters/01-attention/encoding_registry.hpp"
+#include "chapters/01-attention/tests/model_check.hpp"
 #include "chapters/02-sinusoidal/sinusoidal.hpp"
 
 using namespace pe;
@@ -167,9 +166,13 @@ TEST(Ch02Sinusoidal, RegisteredWithItsOptions) {
   EXPECT_EQ(enc->options().base, 500);
   EXPECT_EQ(enc->options().layout, SinusoidalLayout::concatenated);
   EXPECT_TRUE(enc->parameters().empty());
-  for (std::map<std::string, std::string> o : std::vector<std::map<std::string, std::string>>{
-           {{"layout", "sideways"}}, {{"base", "0"}}, {{"base", "-3"}}, {{"base", "1"}}, {{"base", "0.5"}},
-           {{"colour", "red"}}}) {
+  for (std::map<std::string, std::string> o :
+       std::vector<std::map<std::string, std::string>>{{{"layout", "sideways"}},
+                                                       {{"base", "0"}},
+                                                       {{"base", "-3"}},
+                                                       {{"base", "1"}},
+                                                       {{"base", "0.5"}},
+                                                       {{"colour", "red"}}}) {
     spec.options = o;
     EXPECT_THROW(make_encoding("sinusoidal", spec, rng), ag::Error);
   }

@@ -2,12 +2,11 @@
 
 #include <cmath>
 
-#include "chapters/01-attention/tests/model_check.hpp"
-
 #include "ag/gradcheck.hpp"
 #include "ag/random.hpp"
 #include "chapters/01-attention/decoder.hpp"
 #include "chapters/01-attention/encoding_registry.hpp"
+#include "chapters/01-attention/tests/model_check.hpp"
 #include "chapters/03-learned/learned.hpp"
 
 using namespace pe;

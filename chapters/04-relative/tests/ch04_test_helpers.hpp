@@ -11,8 +11,8 @@
 
 #include "chapters/01-attention/decoder.hpp"
 #include "chapters/01-attention/encoding_registry.hpp"
-#include "chapters/01-attention/tests/model_check.hpp"
 #include "chapters/01-attention/permutation.hpp"
+#include "chapters/01-attention/tests/model_check.hpp"
 #include "chapters/04-relative/relative_encodings.hpp"
 
 namespace pe::ch04_test {

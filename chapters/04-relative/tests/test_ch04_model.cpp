@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "ag/gradcheck.hpp"
-#include "chapters/04-relative/tests/ch04_test_helpers.hpp"
 #include "chapters/01-attention/tests/model_check.hpp"
+#include "chapters/04-relative/tests/ch04_test_helpers.hpp"
 
 using namespace pe;
 using namespace pe::ch04_test;
@@ -34,7 +34,7 @@ TEST(Ch04Relative, RegisteredWithTheirOptions) {
   auto shaw = std::dynamic_pointer_cast<ShawEncoding>(make_small("shaw"));
   ASSERT_TRUE(shaw);
   EXPECT_EQ(shaw->max_distance(), 16);  // the default
-  EXPECT_FALSE(shaw->pairwise());        // the lean terms unless asked
+  EXPECT_FALSE(shaw->pairwise());       // the lean terms unless asked
   EXPECT_TRUE(std::dynamic_pointer_cast<ShawEncoding>(make_small("shaw", {{"pairwise", "true"}}))
                   ->pairwise());
   auto t5 = std::dynamic_pointer_cast<T5Encoding>(make_small("t5"));

@@ -57,18 +57,19 @@ TEST(Ch04Shaw, KeyTermIsQueryDotTheVectorOfTheClippedDistance) {
   const Tensor q = ag::randn({2, 3, 4, 5}, rng, f64), table = ag::randn({5, 5}, rng, f64);
   const ag::Indices index = shaw_clipped_index(4, 6, 2, 2);
   for (const TermPair& terms : kTerms) {
-  SCOPED_TRACE(terms.name);
-  const Tensor term = terms.key(q, table, index);
-  ASSERT_EQ(term.shape(), (ag::Shape{2, 3, 4, 6}));
-  for (std::int64_t b = 0; b < 2; ++b)
-    for (std::int64_t h = 0; h < 3; ++h)
-      for (std::int64_t i = 0; i < 4; ++i)
-        for (std::int64_t j = 0; j < 6; ++j) {
-          const std::int64_t row = std::clamp<std::int64_t>(j - (2 + i), -2, 2) + 2;
-          double expected = 0;
-          for (std::int64_t d = 0; d < 5; ++d) expected += q.at({b, h, i, d}) * table.at({row, d});
-          EXPECT_NEAR(term.at({b, h, i, j}), expected, 1e-13);
-        }
+    SCOPED_TRACE(terms.name);
+    const Tensor term = terms.key(q, table, index);
+    ASSERT_EQ(term.shape(), (ag::Shape{2, 3, 4, 6}));
+    for (std::int64_t b = 0; b < 2; ++b)
+      for (std::int64_t h = 0; h < 3; ++h)
+        for (std::int64_t i = 0; i < 4; ++i)
+          for (std::int64_t j = 0; j < 6; ++j) {
+            const std::int64_t row = std::clamp<std::int64_t>(j - (2 + i), -2, 2) + 2;
+            double expected = 0;
+            for (std::int64_t d = 0; d < 5; ++d)
+              expected += q.at({b, h, i, d}) * table.at({row, d});
+            EXPECT_NEAR(term.at({b, h, i, j}), expected, 1e-13);
+          }
   }
 }
 
@@ -77,19 +78,19 @@ TEST(Ch04Shaw, ValueTermIsTheWeightedSumOfTheVectors) {
   const Tensor w = ag::randn({2, 3, 4, 6}, rng, f64), table = ag::randn({7, 5}, rng, f64);
   const ag::Indices index = shaw_clipped_index(4, 6, 2, 3);
   for (const TermPair& terms : kTerms) {
-  SCOPED_TRACE(terms.name);
-  const Tensor term = terms.value(w, table, index);
-  ASSERT_EQ(term.shape(), (ag::Shape{2, 3, 4, 5}));
-  for (std::int64_t b = 0; b < 2; ++b)
-    for (std::int64_t h = 0; h < 3; ++h)
-      for (std::int64_t i = 0; i < 4; ++i)
-        for (std::int64_t d = 0; d < 5; ++d) {
-          double expected = 0;
-          for (std::int64_t j = 0; j < 6; ++j)
-            expected += w.at({b, h, i, j}) *
-                        table.at({std::clamp<std::int64_t>(j - (2 + i), -3, 3) + 3, d});
-          EXPECT_NEAR(term.at({b, h, i, d}), expected, 1e-13);
-        }
+    SCOPED_TRACE(terms.name);
+    const Tensor term = terms.value(w, table, index);
+    ASSERT_EQ(term.shape(), (ag::Shape{2, 3, 4, 5}));
+    for (std::int64_t b = 0; b < 2; ++b)
+      for (std::int64_t h = 0; h < 3; ++h)
+        for (std::int64_t i = 0; i < 4; ++i)
+          for (std::int64_t d = 0; d < 5; ++d) {
+            double expected = 0;
+            for (std::int64_t j = 0; j < 6; ++j)
+              expected += w.at({b, h, i, j}) *
+                          table.at({std::clamp<std::int64_t>(j - (2 + i), -3, 3) + 3, d});
+            EXPECT_NEAR(term.at({b, h, i, d}), expected, 1e-13);
+          }
   }
 }
 
@@ -110,8 +111,8 @@ TEST(Ch04Shaw, LeanTermsNeedNoPairwiseTensor) {
   for (const TermPair& terms : kTerms) {
     const std::int64_t before = ag::tensor_bytes().live;
     ag::reset_peak_tensor_bytes();
-    const Tensor loss = ag::add(ag::sum(terms.key(q, table, index)),
-                                ag::sum(terms.value(w, table, index)));
+    const Tensor loss =
+        ag::add(ag::sum(terms.key(q, table, index)), ag::sum(terms.value(w, table, index)));
     loss.backward();
     peaks.push_back(double(ag::tensor_bytes().peak - before));
     for (Tensor t : {q, w, table}) t.zero_grad();

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "ag/gradcheck.hpp"
-#include "chapters/04-relative/tests/ch04_test_helpers.hpp"
 #include "chapters/02-sinusoidal/sinusoidal.hpp"
+#include "chapters/04-relative/tests/ch04_test_helpers.hpp"
 
 using namespace pe;
 using namespace pe::ch04_test;

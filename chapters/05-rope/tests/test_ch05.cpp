@@ -5,9 +5,9 @@
 
 #include "ag/gradcheck.hpp"
 #include "chapters/01-attention/decoder.hpp"
-#include "chapters/01-attention/tests/model_check.hpp"
 #include "chapters/01-attention/encoding_registry.hpp"
 #include "chapters/01-attention/permutation.hpp"
+#include "chapters/01-attention/tests/model_check.hpp"
 #include "chapters/05-rope/rope.hpp"
 
 using namespace pe;

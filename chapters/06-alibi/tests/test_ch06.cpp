@@ -4,11 +4,11 @@
 #include <cmath>
 
 #include "ag/gradcheck.hpp"
-#include "chapters/06-alibi/alibi.hpp"
 #include "chapters/01-attention/decoder.hpp"
-#include "chapters/01-attention/tests/model_check.hpp"
 #include "chapters/01-attention/encoding_registry.hpp"
 #include "chapters/01-attention/permutation.hpp"
+#include "chapters/01-attention/tests/model_check.hpp"
+#include "chapters/06-alibi/alibi.hpp"
 
 using namespace pe;
 using ag::Tensor;

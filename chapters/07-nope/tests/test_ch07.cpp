@@ -6,8 +6,8 @@
 
 #include "ag/random.hpp"
 #include "chapters/01-attention/decoder.hpp"
-#include "chapters/01-attention/tests/model_check.hpp"
 #include "chapters/01-attention/permutation.hpp"
+#include "chapters/01-attention/tests/model_check.hpp"
 #include "chapters/07-nope/position_probe.hpp"
 #include "chapters/07-nope/probe.hpp"
 

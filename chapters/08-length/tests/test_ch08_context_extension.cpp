@@ -6,9 +6,9 @@
 #include <filesystem>
 
 #include "ag/error.hpp"
-#include "lab/chapter_registry.hpp"
 #include "chapters/08-length/context_extension.hpp"
 #include "chapters/08-length/tests/tiny_length_config.hpp"
+#include "lab/chapter_registry.hpp"
 
 using namespace pe;
 

@@ -8,11 +8,11 @@
 
 #include "ag/error.hpp"
 #include "ag/random.hpp"
-#include "lab/chapter_registry.hpp"
 #include "chapters/01-attention/encoding_registry.hpp"
 #include "chapters/08-length/extrapolation.hpp"
 #include "chapters/08-length/length_probe.hpp"
 #include "chapters/08-length/tests/tiny_length_config.hpp"
+#include "lab/chapter_registry.hpp"
 #include "lab/trainer.hpp"
 
 using namespace pe;

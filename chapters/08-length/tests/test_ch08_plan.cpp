@@ -7,9 +7,9 @@
 #include <set>
 
 #include "ag/random.hpp"
-#include "lab/chapter_registry.hpp"
 #include "chapters/01-attention/encoding_registry.hpp"
 #include "chapters/08-length/length_plan.hpp"
+#include "lab/chapter_registry.hpp"
 
 using namespace pe;
 using namespace pe::ch08;

@@ -39,6 +39,33 @@ TEST(Cli, ListNamesEncodingsAndTasks) {
   EXPECT_NE(o.output.find("alternating"), std::string::npos);
 }
 
+namespace {
+
+// What git says of the sources pe was built from, as lab/run.cpp reads it.
+std::string expected_source_commit() {
+  auto output_of = [](const std::string& command) {
+    std::string text;
+    if (FILE* pipe = popen(command.c_str(), "r")) {
+      char buffer[256];
+      while (std::fgets(buffer, sizeof buffer, pipe)) text += buffer;
+      pclose(pipe);
+    }
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    return text;
+  };
+  const std::string git = std::string("git -C '") + PE_SOURCE_DIR + "' ";
+  const std::string commit = output_of(git + "rev-parse --short HEAD 2>/dev/null");
+  if (commit.empty()) return "unknown";
+  const bool dirty = !output_of(git +
+                                "status --porcelain --untracked-files=no -- '*.cpp' "
+                                "'*.hpp' '*.in' '*.cmake' 'CMakeLists.txt' "
+                                "'CMakePresets.json' 2>/dev/null")
+                          .empty();
+  return dirty ? commit + "-dirty" : commit;
+}
+
+}  // namespace
+
 TEST(Cli, TrainWritesEverythingAndEvalReadsTheCheckpoint) {
   const std::string dir = temp_dir("train");
   const Outcome o = run(std::string(kTinyRun) + " --out " + dir);
@@ -52,6 +79,8 @@ TEST(Cli, TrainWritesEverythingAndEvalReadsTheCheckpoint) {
   EXPECT_EQ(run_json["history"].size(), 2u);
   EXPECT_TRUE(run_json["final"].contains("8"));
   EXPECT_TRUE(run_json["versions"].contains("compiler"));
+  // The commit of the sources, read as the run started, "-dirty" with uncommitted changes.
+  EXPECT_EQ(run_json["versions"]["git_commit"], expected_source_commit());
 
   const Outcome eval = run("eval " + dir + "/checkpoint.agt --lengths 8,12 --json");
   ASSERT_EQ(eval.exit_code, 0) << eval.output;

@@ -29,9 +29,7 @@ namespace {
 using pe_test::expect_one_line_error;
 using pe_test::Outcome;
 
-std::string temp_dir(const std::string& name) {
-  return pe_test::fresh_dir("pe_chapters_" + name);
-}
+std::string temp_dir(const std::string& name) { return pe_test::fresh_dir("pe_chapters_" + name); }
 
 // `program <args>` with stderr joined to stdout, as pe_test::run does for pe.
 Outcome run_program(const std::string& program, const std::string& args) {

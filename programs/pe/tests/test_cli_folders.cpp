@@ -32,9 +32,7 @@ using pe_test::run;
 using pe_test::start;
 using pe_test::wait_for;
 
-std::string temp_dir(const std::string& name) {
-  return pe_test::fresh_dir("pe_folders_" + name);
-}
+std::string temp_dir(const std::string& name) { return pe_test::fresh_dir("pe_folders_" + name); }
 
 // A run of a fraction of a second; `steps` makes it as long as a test needs.
 std::string tiny(int steps, int seed) {

@@ -18,9 +18,7 @@ using pe_test::expect_one_line_error;
 using pe_test::Outcome;
 using pe_test::run;
 
-std::string temp_dir(const std::string& name) {
-  return pe_test::fresh_dir("pe_options_" + name);
-}
+std::string temp_dir(const std::string& name) { return pe_test::fresh_dir("pe_options_" + name); }
 
 const std::string& kTiny = pe_test::kTinyTrain;
 

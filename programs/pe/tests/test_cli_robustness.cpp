@@ -27,9 +27,7 @@ using pe_test::Outcome;
 using pe_test::run;
 using pe_test::start;
 
-std::string temp_dir(const std::string& name) {
-  return pe_test::fresh_dir("pe_robust_" + name);
-}
+std::string temp_dir(const std::string& name) { return pe_test::fresh_dir("pe_robust_" + name); }
 
 const std::string& kTiny = pe_test::kTinyTrain;
 
