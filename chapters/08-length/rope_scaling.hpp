@@ -36,11 +36,11 @@ std::string rope_scaling_name(RopeScaling scaling);
 /// beta_slow, beta their beta_fast.
 struct RopeScalingOptions {
   RopeScaling method = RopeScaling::none;  ///< which rule
-  double scale = 1;               ///< s >= 1: times L_train to reach (dynamic: its factor)
-  std::int64_t train_length = 0;  ///< L_train (dynamic, yarn, yarn-paper)
-  double alpha = 1;               ///< YaRN: planes turning under alpha times: interpolated
-  double beta = 32;               ///< YaRN: planes turning over beta times: kept
-  bool truncate = true;           ///< yarn: the ramp's ends rounded to whole planes
+  double scale = 1;                        ///< s >= 1: times L_train to reach (dynamic: its factor)
+  std::int64_t train_length = 0;           ///< L_train (dynamic, yarn, yarn-paper)
+  double alpha = 1;                        ///< YaRN: planes turning under alpha times: interpolated
+  double beta = 32;                        ///< YaRN: planes turning over beta times: kept
+  bool truncate = true;                    ///< yarn: the ramp's ends rounded to whole planes
 };
 
 /// An ag::Error unless the options make sense for their method: s finite and >= 1,
