@@ -15,9 +15,10 @@ std::map<std::string, std::string> rope_scaling_encoding_options(const std::stri
   if (method == "none") return {};
   if (method == "linear" || method == "ntk") return {{"scaling", method}, {"scale", s}};
   if (method == "dynamic") return {{"scaling", method}, {"train_length", L}};
-  if (method == "yarn") return {{"scaling", method}, {"scale", s}, {"train_length", L}};
+  if (method == "yarn" || method == "yarn-paper")
+    return {{"scaling", method}, {"scale", s}, {"train_length", L}};
   throw ag::Error("rope_scaling_encoding_options: unknown method '" + method +
-                  "' (none, linear, ntk, dynamic, yarn)");
+                  "' (none, linear, ntk, dynamic, yarn, yarn-paper)");
 }
 
 std::unique_ptr<Trainer> trainer_from_checkpoint(const TrainConfig& config,

@@ -1,5 +1,5 @@
 // Reaching past RoPE's training length after training: the same trained weights under one of
-// chapter 5's scaling rules (linear interpolation, NTK-aware, dynamic NTK, YaRN), with or
+// chapter 8's scaling rules (linear interpolation, NTK-aware, dynamic NTK, YaRN), with or
 // without a short fine-tune at the longer length.
 #pragma once
 #include <cstdint>
@@ -12,8 +12,9 @@
 namespace pe {
 
 /// The encoding options of a RoPE model that reaches `scale` times its training length
-/// `train_length` by `method` ("none", "linear", "ntk", "dynamic", "yarn"): only the options the
-/// rule reads (dynamic takes its scale from the current length, so it needs no scale).
+/// `train_length` by `method` ("none", "linear", "ntk", "dynamic", "yarn", "yarn-paper"): only
+/// the options the rule reads. Dynamic gets no scale: with the default factor 1 its scale is
+/// max(1, T / train_length) for the current length T.
 std::map<std::string, std::string> rope_scaling_encoding_options(const std::string& method,
                                                                  double scale,
                                                                  std::int64_t train_length);

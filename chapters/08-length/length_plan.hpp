@@ -24,7 +24,8 @@ constexpr std::int64_t kSyntheticTokens = 1024;   // held-out tokens at every le
 // RoPE's context extension: the charlm RoPE model of seed 1 under each scaling rule, set for
 // 8 times the training length, evaluated up to 256, without and after a fine-tune of
 // kFineTuneSteps steps on sequences of 256.
-inline const std::vector<std::string> kScalings = {"none", "linear", "ntk", "dynamic", "yarn"};
+inline const std::vector<std::string> kScalings = {"none",    "linear", "ntk",
+                                                   "dynamic", "yarn",   "yarn-paper"};
 inline const std::vector<std::int64_t> kScalingLengths = {32, 64, 128, 256};
 constexpr double kScale = 8;
 constexpr std::int64_t kFineTuneSteps = 20;

@@ -40,6 +40,8 @@ TEST_F(ContextExtension, OptionsNameOnlyWhatTheRuleReads) {
             (Options{{"scaling", "dynamic"}, {"train_length", "32"}}));
   EXPECT_EQ(rope_scaling_encoding_options("yarn", 8, 32),
             (Options{{"scaling", "yarn"}, {"scale", "8"}, {"train_length", "32"}}));
+  EXPECT_EQ(rope_scaling_encoding_options("yarn-paper", 8, 32),
+            (Options{{"scaling", "yarn-paper"}, {"scale", "8"}, {"train_length", "32"}}));
   EXPECT_THROW(rope_scaling_encoding_options("longrope", 8, 32), ag::Error);
 }
 
@@ -55,7 +57,7 @@ TEST_F(ContextExtension, SameWeightsGiveTheSameLogitsAndAScalingRuleChangesThem)
   auto copy = trainer_from_checkpoint(tiny_rope(), checkpoint);
   EXPECT_EQ(logits_at(*copy, 16), logits_at(trained, 16));  // bit for bit
 
-  for (const std::string method : {"linear", "ntk", "dynamic", "yarn"}) {
+  for (const std::string method : {"linear", "ntk", "dynamic", "yarn", "yarn-paper"}) {
     TrainConfig c = tiny_rope();
     c.encoding_options = rope_scaling_encoding_options(method, 4, 8);
     auto scaled = trainer_from_checkpoint(c, checkpoint);
