@@ -44,6 +44,8 @@ EDITS = [
     ("cmake/Chapters.cmake", "from 0 to 8", "from 0 to 9", None),  # the message
     ("tests/CMakeLists.txt", "foreach(last RANGE 0 8)", "foreach(last RANGE 0 9)",
      "`foreach(last RANGE 0 8)` becomes `RANGE 0 9`"),
+    ("CMakePresets.json", '"PE_LAST_CHAPTER": "8"', '"PE_LAST_CHAPTER": "9"',
+     '`"PE_LAST_CHAPTER": "8"` becomes `"9"`'),
 ]
 
 
