@@ -211,7 +211,7 @@ std::pair<std::string, std::vector<pe::LengthResult>> row_means(Experiment& e,
       values.push_back(text ? one.bits : one.accuracy);
     }
     if (!mean.error.empty()) {
-      cells += " " + pe::cannot_run_cell(mean.error) + " |";
+      cells.append(" ").append(pe::cannot_run_cell(mean.error)).append(" |");
     } else {
       const auto [m, sd] = mean_sd(values);
       mean.ran = true;
@@ -329,7 +329,8 @@ void write_nope_probe(Experiment& e) {
       table += "| " + std::to_string(layer) + " |";
       pe::Series s{name + ", layer " + std::to_string(layer), {}, {}};
       for (std::size_t b = 0; b < bands[layer].size(); ++b) {
-        table += " " + fixed(bands[layer][b].r2, 2) + " (" + fixed(bands[layer][b].mae, 1) + ") |";
+        table.append(" ").append(fixed(bands[layer][b].r2, 2));
+        table.append(" (").append(fixed(bands[layer][b].mae, 1)).append(") |");
         s.x.push_back(double(b * kTrainLength) + kTrainLength / 2.0);
         s.y.push_back(bands[layer][b].r2);
         summary["nope_probe"][name][std::to_string(layer)].push_back(
@@ -383,7 +384,8 @@ void write_rope_scaling(Experiment& e) {
         const auto r = pe::held_out_bits(model->model(), held_out, L, kScoredCharacters);
         summary["rope_scaling"][method][fine_tune ? "fine-tuned" : "as trained"]
                [std::to_string(L)] = result_json(r);
-        table += " " + (r.ran ? fixed(r.bits, 3) : pe::cannot_run_cell(r.error)) + " |";
+        table.append(" ").append(r.ran ? fixed(r.bits, 3) : pe::cannot_run_cell(r.error));
+        table.append(" |");
         s.x.push_back(std::log2(double(L)));
         s.y.push_back(r.ran ? r.bits : std::nan(""));
       }
