@@ -134,7 +134,6 @@ def read_codemodel(build):
     index = json.load(open(indexes[-1]))
     model = next(o for o in index["objects"] if o["kind"] == "codemodel")
     codemodel = json.load(open(os.path.join(reply, model["jsonFile"])))
-    source_root = codemodel["paths"]["source"]
     listed = codemodel["configurations"][0]["targets"]
     names = {t["id"]: t["name"] for t in listed}
     targets = {}
@@ -146,7 +145,7 @@ def read_codemodel(build):
         if target.get("type") == "UTILITY":
             continue  # a custom command (the book, the fuzz run): it compiles and links nothing
         targets[target["name"]] = (sources, depends, link)
-    return source_root, targets
+    return targets
 
 
 def is_ours(path):
@@ -255,7 +254,7 @@ def check_includes(source, files, places):
 
 
 def check(source, build):
-    source_root, targets = read_codemodel(build)
+    targets = read_codemodel(build)
     # The files of the chapters this configuration builds (-DPE_LAST_CHAPTER); a later
     # chapter's files are checked by the configuration that builds them.
     cache = open(os.path.join(build, "CMakeCache.txt")).read()
