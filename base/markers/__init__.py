@@ -50,8 +50,9 @@ block right after the marker or, for a table, as the lines up to the end marker.
     <!-- /results -->
 
   The path is relative to the markdown file (results/summary.json when left out, with its
-  `#`); the key walks the JSON by object keys and array indices joined by dots, and leads to
-  a string (split at line ends) or an array of strings. Options after `?`, joined by `&`,
+  `#`); the key walks the JSON by object keys and array indices joined by dots (a key with
+  blanks or dots goes in brackets, as a whole part: `means.copy.[none (1 layer)].accuracy`),
+  and leads to a string (split at line ends) or an array of strings. Options after `?`, joined by `&`,
   applied in the order of their names: `lines=3-10` keeps those lines (1-based, inclusive);
   `rows=a,b` keeps a table's two header lines and the rows whose first cell is a or b.
 

@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from .errors import MarkerError
 from .lines import ShownCode, closing_fence, fence_of, split_fields, trim
 
-_BLOCK = re.compile(r"^\s*<!--\s*results:\s*(\S+)\s*-->\s*$", re.A)
+# A target has no blanks, except inside a bracketed key part ("[none (1 layer)]").
+_TARGET = r"((?:[^\s\[\]]|\[[^\]\n]*\])+)"
+_BLOCK = re.compile(r"^\s*<!--\s*results:\s*" + _TARGET + r"\s*-->\s*$", re.A)
 _BLOCK_END = re.compile(r"^\s*<!--\s*/results\s*-->\s*$", re.A)
-_VALUE = re.compile(r"(-?[0-9]+(?:\.[0-9]+)?)(%?)<!--\s*value:\s*(\S+)\s*-->", re.A)
+_VALUE = re.compile(r"(-?[0-9]+(?:\.[0-9]+)?)(%?)<!--\s*value:\s*" + _TARGET + r"\s*-->", re.A)
 
 # The summary a target without a path names: the one beside the markdown file.
 DEFAULT_SUMMARY = "results/summary.json"
@@ -123,25 +125,59 @@ class _Target:
     options: dict
 
 
+def _outside_brackets(text, char):
+    """Where char first stands outside a [bracketed] part of text, or -1."""
+    depth = 0
+    for i, c in enumerate(text):
+        if c == "[":
+            depth += 1
+        elif c == "]":
+            depth = max(0, depth - 1)
+        elif c == char and depth == 0:
+            return i
+    return -1
+
+
+def _key_parts(key):
+    """A key's parts: split at the dots outside brackets; a bracketed part loses its brackets
+    ("means.[none (1 layer)].accuracy" is means, none (1 layer), accuracy)."""
+    parts, at = [], 0
+    while True:
+        dot = _outside_brackets(key[at:], ".")
+        part = key[at:] if dot < 0 else key[at:at + dot]
+        if part.startswith("[") and part.endswith("]") and len(part) >= 2:
+            part = part[1:-1]
+        elif "[" in part or "]" in part:
+            raise MarkerError(f"'{part}' in '{key}': a bracketed key part is a whole part, "
+                              f"between dots")
+        parts.append(part)
+        if dot < 0:
+            return parts
+        at += dot + 1
+
+
 def _parse_target(text, folder):
     rest, options = text, {}
-    if "?" in rest:
-        rest, listed = rest.split("?", 1)
+    question = _outside_brackets(rest, "?")
+    if question >= 0:
+        rest, listed = rest[:question], rest[question + 1:]
         for option in split_fields(listed, "&"):
             if "=" not in option:
                 raise MarkerError(f"option '{option}' is not name=value")
             name, value = option.split("=", 1)
             options[name] = value
-    file, key = rest.split("#", 1) if "#" in rest else (DEFAULT_SUMMARY, rest)
+    hash_at = _outside_brackets(rest, "#")
+    file, key = (rest[:hash_at], rest[hash_at + 1:]) if hash_at >= 0 else (DEFAULT_SUMMARY, rest)
     if not file or not key:
         raise MarkerError(f"expected path/to/summary.json#key, got '{text}'")
     return _Target(os.path.join(folder, file), key, options)
 
 
 def _walk(summary, key):
-    """summary[key] for a dotted key ("runs.shiftk.by_offset.0.0.4")."""
+    """summary[key] for a dotted key ("runs.shiftk.by_offset.0.0.4"); a part in brackets may
+    hold blanks and dots ("means.shiftk.[none (1 layer)].accuracy")."""
     at, done = summary, []
-    for part in split_fields(key, "."):
+    for part in _key_parts(key):
         if isinstance(at, dict) and part in at:
             at = at[part]
         elif isinstance(at, list) and re.fullmatch("[0-9]+", part) and int(part) < len(at):

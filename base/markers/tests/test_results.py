@@ -41,6 +41,11 @@ class Scan(unittest.TestCase):
                          ("t.json#table?rows=a", 9, 10, False))
         self.assertEqual((last.marker, last.closed), (11, False))  # and nothing after it
 
+    def test_a_target_with_a_bracketed_key(self):
+        value, = scan_results(["at 64: 0.25<!-- value: means.[none (1 layer)].[acc. at 64] -->."])
+        self.assertEqual((value.written, value.target),
+                         ("0.25", "means.[none (1 layer)].[acc. at 64]"))
+
     def test_a_table_block_without_its_end_marker(self):
         block, = scan_results(["<!-- results: t#x -->", "| a |"])
         self.assertEqual((block.fenced, block.closed, block.end), (False, False, 2))
@@ -52,6 +57,8 @@ SUMMARY = {
     "table": ["| name | n |", "|---|---|", "| a | 1 |", "| b | 2 |", "| c | 3 |"],
     "runs": {"a": {"accuracy": 0.9976, "by": [[0.25, 0.641]]}, "0": {"n": 7}},
     "flag": True, "mixed": ["a", 1],
+    "means": {"none (1 layer)": {"acc. at 64": 0.25}, "a?b#c": {"x": 3},
+              "text lines": ["one", "two"]},
 }
 
 
@@ -101,6 +108,13 @@ class Targets(unittest.TestCase):
     def test_keys_walk_objects_then_arrays(self):
         self.assertEqual(self.value("runs.a.by.0.1"), 0.641)
         self.assertEqual(self.value("runs.0.n"), 7.0)
+
+    def test_a_key_with_blanks_or_dots_in_brackets(self):
+        self.assertEqual(self.value("means.[none (1 layer)].[acc. at 64]"), 0.25)
+        self.assertEqual(self.value("results/summary.json#means.[a?b#c].x"), 3.0)
+        self.assertEqual(self.lines("means.[text lines]?lines=2-2"), ["two"])
+        self.assertIn("a bracketed key part is a whole part",
+                      self.error(self.value, "means.x[none (1 layer)]"))
 
     def test_what_a_target_cannot_name(self):
         self.assertEqual(self.error(self.lines, "outputs"), "the summary has no 'outputs'")
