@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/build_record.hpp"
 #include "lab/trainer.hpp"
 
 namespace pe {
@@ -147,15 +148,5 @@ AttentionAverages mean_attention(Trainer& trainer, std::int64_t length, std::int
 std::map<std::int64_t, Evaluation> evaluate_lengths(Trainer& trainer,
                                                     const std::vector<std::int64_t>& lengths,
                                                     std::int64_t sequences);
-
-/// What built this program: the commit of its sources (source_commit), compiler, build type,
-/// SIMD target, libraries.
-std::map<std::string, std::string> build_versions();
-
-/// The commit of the sources this program was built from, as their git checkout says when
-/// first asked (a run and a chapter's experiment ask as they start), with "-dirty" when a
-/// tracked source or build file has uncommitted changes; "unknown" outside a checkout. The
-/// results check refuses to quote a summary from a dirty tree.
-const std::string& source_commit();
 
 }  // namespace pe

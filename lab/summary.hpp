@@ -13,32 +13,11 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 
+#include "base/stdout_capture.hpp"
 #include "lab/run.hpp"
 
 namespace pe {
-
-/// Copies everything written to the process's stdout (file descriptor 1) into a string while
-/// still passing it through to the terminal, from construction until finish(). stdout is
-/// line-buffered meanwhile, so the output appears as it is printed.
-class StdoutCapture {
- public:
-  StdoutCapture();
-  ~StdoutCapture();
-  StdoutCapture(const StdoutCapture&) = delete;
-  StdoutCapture& operator=(const StdoutCapture&) = delete;
-
-  /// Restores stdout and returns what was printed. Called at most once; the destructor calls
-  /// it if nobody did.
-  std::string finish();
-
- private:
-  int saved_ = -1, read_end_ = -1;
-  std::thread reader_;
-  std::string text_;
-  bool finished_ = false;
-};
 
 /// The summary the running experiment fills: the frame (run_chapter_experiment) sets the
 /// experiment's name and options and the captured output, train_reference_runs adds its
@@ -55,8 +34,5 @@ void record_summary_value(const std::string& name, double value);
 void record_summary_run(const std::string& name, const FinishedRun& run,
                         const Trainer* trainer = nullptr,
                         const AttentionAverages* attention = nullptr);
-
-/// Splits text into lines (without the newlines; a last line without one counts too).
-nlohmann::json split_lines(const std::string& text);
 
 }  // namespace pe

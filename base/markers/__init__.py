@@ -63,7 +63,8 @@ that names its value in a summary (the same targets, no options).
     the dot product is 124.4<!-- value: values.dot_r1 --> at r = 1
     with 8 layers, 99.7%<!-- value: ../07-nope/results/summary.json#runs.shiftk-l8.accuracy -->
 
-  The number (digits, perhaps a sign and decimals) and its comment stand on one line. The
+  The number (digits, perhaps a sign, decimals and an exponent: 3.58e-7) and its comment
+  stand on one line. The
   number must be the value rounded to the decimals written (within half a unit of the last
   digit: a value half-way between two roundings may go either way). A `%` right after the
   number says the value is a fraction, shown times 100.

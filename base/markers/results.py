@@ -18,7 +18,7 @@ from .lines import ShownCode, closing_fence, fence_of, split_fields, trim
 _TARGET = r"((?:[^\s\[\]]|\[[^\]\n]*\])+)"
 _BLOCK = re.compile(r"^\s*<!--\s*results:\s*" + _TARGET + r"\s*-->\s*$", re.A)
 _BLOCK_END = re.compile(r"^\s*<!--\s*/results\s*-->\s*$", re.A)
-_VALUE = re.compile(r"(-?[0-9]+(?:\.[0-9]+)?)(%?)<!--\s*value:\s*" + _TARGET + r"\s*-->", re.A)
+_VALUE = re.compile(r"(-?[0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)(%?)<!--\s*value:\s*" + _TARGET + r"\s*-->", re.A)
 
 # The summary a target without a path names: the one beside the markdown file.
 DEFAULT_SUMMARY = "results/summary.json"
@@ -258,10 +258,25 @@ def format_number(value, decimals):
     return text
 
 
+def format_scientific(value, decimals):
+    """value as 3.58e-7: that many decimals in the mantissa, the exponent without zeros."""
+    mantissa, exponent = f"{value:.{decimals}e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
 def value_shown_as(value, written, percent):
     """(whether the text's number `written` shows value, the number as it should read). It
     does when the value rounds to it, or lies within half a unit of its last digit: a value
-    half-way between two roundings (0.205, quoted as 0.21) may go either way."""
+    half-way between two roundings (0.205, quoted as 0.21) may go either way. A number written
+    with an exponent (3.58e-7) is compared in the same way, digit for digit of its mantissa."""
+    if "e" in written:
+        mantissa, exponent = written.split("e")
+        decimals = len(mantissa) - mantissa.index(".") - 1 if "." in mantissa else 0
+        shown = value * (100.0 if percent else 1.0)
+        expected = format_scientific(shown, decimals)
+        unit = math.pow(10.0, int(exponent) - decimals)
+        close = math.fabs(shown - float(written)) <= 0.5 * unit * (1 + 1e-9)
+        return expected == written or close, expected
     decimals = len(written) - written.index(".") - 1 if "." in written else 0
     shown = value * (100.0 if percent else 1.0)
     expected = format_number(shown, decimals)

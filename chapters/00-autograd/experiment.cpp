@@ -1,16 +1,19 @@
 // Chapter 0's experiment: the autograd library trains a small MLP to separate two spirals.
 //
-//   ch00_experiment [--steps N] [--seed S] [--out DIR]   (--help for more)
+//   ch00_experiment [--steps N] [--seed S] [--out DIR] [--summary FILE]   (--help for more)
 //
 // Prints "step  loss  accuracy" every steps/10 steps and after the last one, then a table of
 // finite-difference errors in float32 and float64 (why gradcheck uses float64), and writes
-// DIR/loss.csv (every step) and DIR/graph.dot (the tape of one forward pass of the loss).
+// DIR/loss.csv (every step), DIR/graph.dot (the tape of one forward pass of the loss) and the
+// summary the chapter quotes (DIR/summary.json unless --summary names another file: the book's
+// copy is chapters/00-autograd/results/summary.json).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -18,8 +21,10 @@
 #include "ag/files.hpp"
 #include "ag/graphviz.hpp"
 #include "ag/optim.hpp"
+#include "base/build_record.hpp"
 #include "base/command_line.hpp"
 #include "base/folder_lock.hpp"
+#include "base/stdout_capture.hpp"
 #include "chapters/00-autograd/mlp.hpp"
 #include "chapters/00-autograd/spirals.hpp"
 
@@ -32,13 +37,14 @@ struct Options {
   long steps = 1000;
   std::uint64_t seed = 0;
   std::string out = "results/ch00";
+  std::string summary = "";  // empty: out/summary.json
 };
 
 // Why gradient checks run in float64: the central difference of tanh at x = 0.5, computed
 // the way gradcheck does it (perturb the stored value, difference, divide by 2 eps), against
 // the exact derivative 1 - tanh(x)^2. Truncation error shrinks like eps^2; round-off grows
 // like (machine epsilon) / eps, and float32's machine epsilon is 2^-23, float64's 2^-52.
-void print_difference_errors() {
+void print_difference_errors(nlohmann::json& summary) {
   const double x = 0.5, exact = 1.0 - std::tanh(x) * std::tanh(x);
   std::printf("\ncentral difference of tanh at x = 0.5, |numeric - exact|:\n");
   std::printf("%8s  %9s  %9s\n", "eps", "float32", "float64");
@@ -50,6 +56,9 @@ void print_difference_errors() {
       error[dtype == ag::Dtype::f64] = std::abs((up - down) / (2 * eps) - exact);
     }
     std::printf("%8.0e  %9.1e  %9.1e\n", eps, error[0], error[1]);
+    char name[16];
+    std::snprintf(name, sizeof name, "%.0e", eps);
+    summary["differences"][name] = {{"float32", error[0]}, {"float64", error[1]}};
   }
 }
 
@@ -68,12 +77,22 @@ int main(int argc, char** argv) {
   app.add_option("--out", options.out, "folder for loss.csv and graph.dot")
       ->capture_default_str()
       ->check(pe::not_empty("a folder"));
+  app.add_option("--summary", options.summary,
+                 "file for the summary of the numbers the chapter quotes (default: "
+                 "<out>/summary.json)")
+      ->check(pe::not_empty("a file"));
   if (const auto status = pe::parse_command_line(app, argc, argv)) return *status;
   try {
+    pe::source_commit();  // read as the run starts: the summary names the sources it ran
     const pe::FolderLock lock(options.out, "");  // one writer: a second one is refused at once
     const std::string csv_path = options.out + "/loss.csv";
     std::ostringstream csv;  // written whole at the end (ag::write_file_atomically)
     csv << "step,loss,accuracy\n";
+    nlohmann::json summary = {{"experiment", "ch00_experiment"},
+                              {"steps", options.steps},
+                              {"seed", options.seed},
+                              {"versions", pe::build_versions()}};
+    pe::StdoutCapture capture;  // what it prints goes to the summary too
 
     // Separate streams, so that changing the data never changes the initial weights.
     const ag::Rng root(options.seed);
@@ -94,8 +113,10 @@ int main(int argc, char** argv) {
       const double acc = ch00::accuracy(logits, data);
       csv << step << "," << loss.item() << "," << acc << "\n";
       if (step == 0) ag::write_dot(loss, options.out + "/graph.dot");
-      if (step % every == 0 || step == options.steps)
+      if (step % every == 0 || step == options.steps) {
         std::printf("%6ld  %8.4f  %8.3f\n", step, loss.item(), acc);
+        summary["history"][std::to_string(step)] = {{"loss", loss.item()}, {"accuracy", acc}};
+      }
       if (step == options.steps) break;  // the last line measures the trained model
       optimizer.zero_grad();
       loss.backward();
@@ -103,8 +124,13 @@ int main(int argc, char** argv) {
     }
     // [training-loop]
     ag::write_file_atomically(csv_path, csv.str());
-    print_difference_errors();
+    print_difference_errors(summary);
+    const std::string summary_path =
+        options.summary.empty() ? options.out + "/summary.json" : options.summary;
     std::cout << "\nwrote " << csv_path << " and " << options.out << "/graph.dot\n";
+    summary["output"] = pe::split_lines(capture.finish());
+    ag::write_file_atomically(summary_path, summary.dump(1) + "\n");
+    std::cerr << "summary of the quoted results in " << summary_path << "\n";
   } catch (const std::exception& e) {
     std::cerr << "ch00_experiment: " << e.what() << "\n";
     return 1;

@@ -1,8 +1,8 @@
 #!/bin/sh
 # Reruns everything the book quotes with the current build and regenerates the quoted numbers:
 # the full `pe table` (with its extrapolation table), then each chapter's experiment writing its
-# committed summary, then the chapters' figures, then the blocks and marked numbers of the
-# READMEs. Run from the top of the repository, after a build:
+# committed summary (chapters 0 and 1 too, which train nothing of the table's), then the
+# chapters' figures, then the blocks and marked numbers of the READMEs. Run from the top of the repository, after a build:
 #
 #   programs/tools/refresh-results.sh [build-dir]        (default build/default)
 #
@@ -44,7 +44,8 @@ for task in shiftk alternating; do
   copy "none-$task-l1" "ch07/$task-l1"
 done
 
-for chapter in 02-sinusoidal 03-learned 04-relative 05-rope 06-alibi 07-nope 08-length; do
+for chapter in 00-autograd 01-attention 02-sinusoidal 03-learned 04-relative 05-rope 06-alibi \
+               07-nope 08-length; do
   number=${chapter%%-*}
   "$build/chapters/$chapter/ch${number}_experiment" --summary "chapters/$chapter/results/summary.json"
 done

@@ -148,6 +148,16 @@ class Numbers(unittest.TestCase):
         self.assertTrue(value_shown_as(0.205, "0.21", False)[0])
         self.assertTrue(value_shown_as(0.205, "0.20", False)[0])
 
+    def test_with_an_exponent(self):
+        self.assertEqual(value_shown_as(3.576e-7, "3.58e-7", False), (True, "3.58e-7"))
+        self.assertEqual(value_shown_as(3.576e-7, "3.6e-7", False), (True, "3.6e-7"))
+        self.assertEqual(value_shown_as(3.576e-7, "3.57e-7", False), (False, "3.58e-7"))
+        self.assertEqual(value_shown_as(3.576e-7, "3.58e-6", False), (False, "3.58e-7"))
+        self.assertEqual(value_shown_as(9.4e-10, "9e-10", False), (True, "9e-10"))
+        self.assertEqual(value_shown_as(0.0125, "1.25e0", True), (True, "1.25e0"))
+        value, = scan_results(["about 5e-11<!-- value: d.x -->, then"])
+        self.assertEqual(value.written, "5e-11")
+
     def test_no_negative_zero(self):
         self.assertEqual(format_number(-0.004, 2), "0.00")
         self.assertEqual(format_number(-0.006, 2), "-0.01")
