@@ -35,6 +35,16 @@ read as chapter.task (leading zeros dropped); a region never holds another one, 
     ...the solution...
     // TASK 5.3 end
 
+Test marker (C++ test source; test_labels.py): comment lines right above a test's TEST,
+TEST_F, TYPED_TEST or TEST_P line say which coursework tasks it grades and which chapter it
+belongs to; they become its ctest labels (cmake/TestLabels.cmake runs `python3 -m markers
+test-labels`) and the grader's list of tests per task (programs/coursework).
+
+    // grades: task 5.3              labels task5.3 and ch05
+    // grades: task 0.2, task 0.4    several tasks
+    // chapter: 08                   label ch08: a test of chapter 8 that lives elsewhere
+    TEST(Ch05Rope, RotationPreservesNorm) {
+
 Results block (markdown; results.py): lines of a run's summary (JSON), either as a fenced
 block right after the marker or, for a table, as the lines up to the end marker.
 
@@ -96,6 +106,7 @@ from .lines import (ShownCode, first_difference, read_lines, trim, with_spans_re
                     write_lines)
 from .results import (ResultsBlock, Summaries, Value, block_lines, format_number, scan_results,
                       value_of, value_shown_as)
+from .test_labels import TestMarker, find_test_markers
 from .snippets import (HANDOUT_RECORD, Quote, Region, find_quotes, matches_around_tasks,
                        quoted_lines, source_region, student_tasks, with_quotes_replaced)
 from .tasks import TaskRegion, find_task_regions, task_marker

@@ -125,69 +125,18 @@ def read_text_argument(path, arg):
 
 
 # Which tests grade which task, written where each test is: comment lines right above its
-# TEST, TEST_F, TYPED_TEST or TEST_P line, "// grades: task 5.3" (or "task 0.2, task 0.4") and
-# "// chapter: 08" for a test of chapter 8 that lives elsewhere. cmake/TestLabels.cmake reads
-# the same markers into the ctest labels task5.3 and ch05; the two must agree on the syntax.
-GRADES = re.compile(r"^\s*//\s*grades:(.*)$")
-CHAPTER = re.compile(r"^\s*//\s*chapter:(.*)$")
-TASK_LIST = re.compile(r"\s*task\s+\d+\.\d+(\s*,\s*task\s+\d+\.\d+)*\s*")
-TEST_START = re.compile(r"^\s*(TEST|TEST_F|TYPED_TEST|TEST_P)\s*\(")
-TEST_DEFINITION = re.compile(r"^\s*[A-Z_]+\s*\(\s*(\w+)\s*,\s*(\w+)\s*\)")
+# TEST line, "// grades: task 5.3" and "// chapter: 08" (base/markers/test_labels.py, whose
+# grammar cmake/TestLabels.cmake uses too for the ctest labels task5.3 and ch05).
 TEST_SUFFIXES = (".cpp", ".cc")
-
-
-@dataclass
-class TestMarker:
-    test: str          # "Ch05Rope.RotationPreservesNorm" (gtest_discover_tests's Suite.Name)
-    file: str          # path relative to the repository
-    line: int          # 1-based line of the first marker
-    tasks: list        # ["5.3"]
-    chapters: list     # [8] from "// chapter: 08"; a task's chapter is not repeated here
+TestMarker = markers.TestMarker
 
 
 def find_test_markers(rel_path, lines):
     """The test markers of one file; a marker that no test follows is an error naming it."""
-    markers, pending, definition = [], None, None
-    for i, line in enumerate(lines):
-        where = f"{rel_path}:{i + 1}"
-        g, c = GRADES.match(line), CHAPTER.match(line)
-        if definition is not None:
-            definition += " " + line
-        elif g or c:
-            pending = pending or TestMarker("", rel_path, i + 1, [], [])
-            if g and not TASK_LIST.fullmatch(g.group(1)):
-                raise CourseworkError(f"{where}: a grades marker reads '// grades: task 5.3' or "
-                                      "'// grades: task 0.2, task 0.4'")
-            if c and not re.fullmatch(r"\s*\d\d\s*", c.group(1)):
-                raise CourseworkError(f"{where}: a chapter marker reads '// chapter: 08'")
-            if g:
-                pending.tasks += [f"{int(a)}.{int(b)}"
-                                  for a, b in re.findall(r"(\d+)\.(\d+)", g.group(1))]
-            else:
-                pending.chapters.append(int(c.group(1)))
-            continue
-        elif pending is None:
-            continue
-        elif TEST_START.match(line):
-            definition = line
-        else:
-            raise CourseworkError(f"{rel_path}:{pending.line}: this test marker is not followed "
-                                  "by a test: TEST, TEST_F, TYPED_TEST or TEST_P must come on "
-                                  "the next line")
-        if ")" in definition:
-            m = TEST_DEFINITION.match(definition)
-            if not m:
-                raise CourseworkError(f"{rel_path}:{pending.line}: the test below this marker "
-                                      "is not written TEST(Suite, Name)")
-            # gtest_discover_tests leaves DISABLED_ out of a test's name
-            suite, name = (re.sub(r"^DISABLED_", "", n) for n in m.groups())
-            pending.test = f"{suite}.{name}"
-            markers.append(pending)
-            pending, definition = None, None
-    if pending:
-        raise CourseworkError(f"{rel_path}:{pending.line}: this test marker is not followed by "
-                              "a test")
-    return markers
+    try:
+        return markers.find_test_markers(rel_path, lines)
+    except markers.MarkerError as e:
+        raise CourseworkError(str(e)) from None
 
 
 def test_markers(repo, files=None):
