@@ -13,13 +13,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 
 #include "programs/pe/tests/run_pe.hpp"
 
-#if !defined(CH00_BINARY) || !defined(CH02_BINARY)
-#error "CH00_BINARY and CH02_BINARY must name chapter 0's and chapter 2's experiments"
+#if !defined(CH00_BINARY) || !defined(CH01_BINARY) || !defined(CH02_BINARY)
+#error "CH00_BINARY, CH01_BINARY and CH02_BINARY must name chapters 0, 1 and 2's experiments"
 #endif
 
 namespace fs = std::filesystem;
@@ -43,7 +44,53 @@ Outcome run_program(const std::string& program, const std::string& args) {
   return outcome;
 }
 
+// What `program <args>` printed on stdout alone, split into lines (its stderr is dropped).
+std::vector<std::string> stdout_lines(const std::string& program, const std::string& args) {
+  FILE* pipe = popen((program + " " + args + " 2>/dev/null").c_str(), "r");
+  std::vector<std::string> lines;
+  if (!pipe) return lines;
+  std::string text;
+  char buffer[4096];
+  while (std::fgets(buffer, sizeof buffer, pipe)) text += buffer;
+  pclose(pipe);
+  for (std::size_t begin = 0; begin < text.size();) {
+    const std::size_t end = std::min(text.find('\n', begin), text.size());
+    lines.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return lines;
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream file(path);
+  return nlohmann::json::parse(file);
+}
+
 }  // namespace
+
+// Chapters 0 and 1 train nothing of the lab's, yet their text quotes their runs like the others:
+// the summary holds exactly what they printed, the numbers the text names, and the commit.
+TEST(CliChapters, ChaptersZeroAndOneSummariesHoldWhatTheyPrinted) {
+  const std::string dir = temp_dir("summaries");
+  const auto printed0 =
+      stdout_lines(CH00_BINARY, "--steps 20 --out " + dir + "/ch00 --summary " + dir + "/0.json");
+  const nlohmann::json zero = read_json(dir + "/0.json");
+  EXPECT_EQ(zero["output"].get<std::vector<std::string>>(), printed0);
+  EXPECT_EQ(zero["steps"], 20);
+  EXPECT_TRUE(zero["history"].contains("20") && zero["history"]["20"].contains("loss"));
+  EXPECT_TRUE(zero["differences"]["1e-06"].contains("float64"));
+  EXPECT_FALSE(zero["versions"]["git_commit"].get<std::string>().empty());
+
+  const auto printed1 =
+      stdout_lines(CH01_BINARY, "--trials 3 --summary " + dir + "/ch01/summary.json");
+  const nlohmann::json one = read_json(dir + "/ch01/summary.json");  // its folder is made
+  EXPECT_EQ(one["output"].get<std::vector<std::string>>(), printed1);
+  EXPECT_LT(one["sentences"]["no_mask"]["difference"].get<double>(), 1e-5);  // round-off
+  EXPECT_GT(one["sentences"]["causal"]["difference"].get<double>(), 0.1);    // order matters
+  EXPECT_EQ(one["trials"], 3);
+  expect_one_line_error(run_program(CH01_BINARY, "--summary ''"),
+                        "--summary: expected a file, got ''");
+}
 
 TEST(CliChapters, NumbersAreCheckedAsWritten) {
   const std::string out = " --out " + temp_dir("numbers") + "/out";
