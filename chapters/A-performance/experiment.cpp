@@ -1,15 +1,19 @@
 // Appendix A's experiment: the roofline of this machine, measured.
 //
-//   chA_experiment [--out DIR] [--repetitions N] [--min-ms MS] [--memory-mib MIB]
+//   chA_experiment [--out DIR] [--repetitions N] [--min-ms MS] [--memory-mib MIB] [--summary FILE]
 //
 // Prints, all float32 on one thread: the FMA peak per instruction set
 // (programs/bench/peak_fma.cpp), the bandwidth of L1, L2 and memory (the axpy kernel), each kernel
 // of a training step of the reference model at its own shape (work, compulsory traffic, intensity,
 // time, GFLOP/s, GB/s), and the fused softmax and layer norm against their composites. Writes the
-// same numbers as CSV files and the roofline figure (when gnuplot is there) to DIR.
+// same numbers as CSV files and the roofline figure (when gnuplot is there) to DIR, and the
+// summary the appendix quotes (DIR/summary.json unless --summary names another file: the
+// book's copy is chapters/A-performance/results/summary.json): what it printed, and each number
+// by name (peak.avx512, kernels.[gemm head].of_peak, ...).
 
 #include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -17,8 +21,10 @@
 #include "ag/files.hpp"
 #include "ag/kernels/dispatch.hpp"
 #include "ag/threads.hpp"
+#include "base/build_record.hpp"
 #include "base/command_line.hpp"
 #include "base/folder_lock.hpp"
+#include "base/stdout_capture.hpp"
 #include "chapters/A-performance/measure.hpp"
 #include "chapters/A-performance/roofline_figure.hpp"
 #include "lab/figures.hpp"
@@ -31,6 +37,7 @@ struct Options {
   int repetitions = 10;
   int min_ms = 50;
   int memory_mib = 256;
+  std::string summary = "";  // empty: out/summary.json
 };
 
 // A CSV file built in memory and written whole (ag::write_file_atomically) when it is done,
@@ -66,11 +73,22 @@ int main(int argc, char** argv) {
                  "working set of the memory-bandwidth measurement (far larger than the caches)")
       ->capture_default_str()
       ->check(pe::whole_number(1, 65536));
+  app.add_option("--summary", options.summary,
+                 "file for the summary of the numbers the appendix quotes (default: "
+                 "<out>/summary.json)")
+      ->check(pe::not_empty("a file"));
   if (const auto status = pe::parse_command_line(app, argc, argv)) return *status;
   try {
     ag::set_max_threads(1);
     const pe::FolderLock lock(options.out, "");  // one writer: a second one is refused at once
+    pe::source_commit();  // read as the run starts: the summary names the sources it ran
     const appendix_a::Effort effort{options.repetitions, options.min_ms * 1e-3};
+    nlohmann::json summary = {{"experiment", "chA_experiment"},
+                              {"repetitions", options.repetitions},
+                              {"min_ms", options.min_ms},
+                              {"memory_mib", options.memory_mib},
+                              {"versions", pe::build_versions()}};
+    pe::StdoutCapture capture;  // what it prints goes to the summary too
     std::printf("SIMD path of the kernels: %s; float32, one thread, best of %d repetitions\n",
                 ag::kernels::simd_path_name(), options.repetitions);
 
@@ -80,6 +98,7 @@ int main(int argc, char** argv) {
     for (const bench::Peak& p : peaks) {
       std::printf("  %-8s %7.1f GFLOP/s\n", p.isa.c_str(), p.gflops);
       peaks_csv << p.isa << "," << p.gflops << "\n";
+      summary["peak"][p.isa] = p.gflops;
     }
     peaks_csv.write();
 
@@ -91,12 +110,20 @@ int main(int argc, char** argv) {
       std::printf("  %-8s %9.0f KiB %7.1f GB/s\n", b.level.c_str(), b.working_set_bytes / 1024.0,
                   b.gbytes_per_second);
       bandwidth_csv << b.level << "," << b.working_set_bytes << "," << b.gbytes_per_second << "\n";
+      summary["bandwidth"][b.level] = b.gbytes_per_second;
     }
     bandwidth_csv.write();
-    if (!peaks.empty() && !bandwidths.empty())
+    if (!peaks.empty() && !bandwidths.empty()) {
       std::printf("  ridge point against memory: %.1f flop/byte (%s peak / memory bandwidth)\n",
                   peaks.front().gflops / bandwidths.back().gbytes_per_second,
                   peaks.front().isa.c_str());
+      summary["ridge"] = peaks.front().gflops / bandwidths.back().gbytes_per_second;
+    }
+    // The peak of the instruction set the kernels run on: a kernel's share of what its code
+    // could reach.
+    double kernels_peak = 0;
+    for (const bench::Peak& p : peaks)
+      if (p.isa == ag::kernels::simd_path_name()) kernels_peak = p.gflops;
 
     const auto points = appendix_a::measure_kernel_points(effort);
     std::printf("\nkernels of one training step, each alone at its shape:\n");
@@ -111,6 +138,15 @@ int main(int argc, char** argv) {
       kernels_csv << p.name << "," << p.shape << "," << p.flops << "," << p.bytes << ","
                   << p.intensity() << "," << p.seconds << "," << p.gflops() << ","
                   << p.gbytes_per_second() << "\n";
+      nlohmann::json& kernel = summary["kernels"][p.name];
+      kernel = {{"shape", p.shape},
+                {"mflop", p.flops * 1e-6},
+                {"mb", p.bytes * 1e-6},
+                {"intensity", p.intensity()},
+                {"us", p.seconds * 1e6},
+                {"gflops", p.gflops()},
+                {"gbs", p.gbytes_per_second()}};
+      if (kernels_peak > 0) kernel["of_peak"] = p.gflops() / kernels_peak;
     }
     kernels_csv.write();
 
@@ -123,6 +159,9 @@ int main(int argc, char** argv) {
       std::printf("  %-12s %-12s %10.3f %13.3f %7.1fx\n", f.op.c_str(), f.shape.c_str(), f.fused_ms,
                   f.composite_ms, f.composite_ms / f.fused_ms);
       fused_csv << f.op << "," << f.shape << "," << f.fused_ms << "," << f.composite_ms << "\n";
+      summary["fused"][f.op] = {{"fused_ms", f.fused_ms},
+                                {"composite_ms", f.composite_ms},
+                                {"speedup", f.composite_ms / f.fused_ms}};
     }
     fused_csv.write();
 
@@ -133,6 +172,11 @@ int main(int argc, char** argv) {
     } else {
       std::printf("\ngnuplot not found: no figure; the CSV files are in %s\n", options.out.c_str());
     }
+    summary["output"] = pe::split_lines(capture.finish());
+    const std::string summary_path =
+        options.summary.empty() ? options.out + "/summary.json" : options.summary;
+    ag::write_file_atomically(summary_path, summary.dump(1) + "\n");
+    std::cerr << "summary of the quoted results in " << summary_path << "\n";
   } catch (const std::exception& e) {
     std::cerr << "chA_experiment: " << e.what() << "\n";
     return 1;
