@@ -67,11 +67,16 @@ block right after the marker or, for a table, as the lines up to the end marker.
   `rows=a,b` keeps a table's two header lines and the rows whose first cell is a or b.
 
 Inline value (markdown; results.py): a number in the prose, followed at once by the comment
-that names its value in a summary (the same targets, no options).
+that names its value in a summary (the same targets; one option, word=N, below).
 
     ShiftK reaches 99.8%<!-- value: runs.shiftk.accuracy --> of the held-out tokens
     the dot product is 124.4<!-- value: values.dot_r1 --> at r = 1
     with 8 layers, 99.7%<!-- value: ../07-nope/results/summary.json#runs.shiftk-l8.accuracy -->
+
+  A run's number that its summary holds only in a printed line is named by the line and the
+  word (1-based, blank-separated) that holds it; the word's first number is the value:
+
+    a speed-up of 24.8<!-- value: ../A-performance/results/summary.json#output.14?word=5 -->
 
   The number (digits, perhaps a sign, decimals and an exponent: 3.58e-7) and its comment
   stand on one line. The

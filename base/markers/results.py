@@ -238,14 +238,40 @@ _OPTIONS = {"rows": _rows, "lines": _line_range}
 
 
 def value_of(target, folder, summaries):
-    """The number an inline value's target names; raises MarkerError with the reason."""
+    """The number an inline value's target names; raises MarkerError with the reason. A target
+    that leads to a line of text (a printed line) takes the option word=N: the number in its
+    N-th blank-separated word (1-based), so that a number the run printed but did not record
+    by name can still be tied."""
     t = _parse_target(target, folder)
-    if t.options:
-        raise MarkerError("a value takes no options")
+    unknown = sorted(set(t.options) - {"word"})
+    if unknown:
+        raise MarkerError(f"unknown option '{unknown[0]}' for a value (known: word)")
     value = _walk(summaries.get(t.file), t.key)
+    if isinstance(value, str):
+        if "word" not in t.options:
+            raise MarkerError(f"'{t.key}' is a line of text: name the word that holds the "
+                              f"number (?word=N)")
+        return _number_in_word(value, t.options["word"], t.key)
+    if "word" in t.options:
+        raise MarkerError(f"'{t.key}' is not a line of text: word= takes a word of a line")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise MarkerError(f"'{target}' is not a number")
     return float(value)
+
+
+_NUMBER = re.compile(r"[-+]?[0-9]*\.?[0-9]+(?:e[-+]?[0-9]+)?", re.A)
+
+
+def _number_in_word(line, option, key):
+    """The number in the option-th word of line (its first number: "24.8x" is 24.8)."""
+    words = line.split()
+    if not re.fullmatch("[0-9]+", option) or not 1 <= int(option) <= len(words):
+        raise MarkerError(f"word={option} is not a word of '{key}' (it has {len(words)} words)")
+    word = words[int(option) - 1]
+    m = _NUMBER.search(word)
+    if not m:
+        raise MarkerError(f"word {option} of '{key}' holds no number ('{word}')")
+    return float(m.group(0))
 
 
 # --- comparing a number with its value --------------------------------------------------------

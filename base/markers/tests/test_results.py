@@ -57,6 +57,8 @@ SUMMARY = {
     "table": ["| name | n |", "|---|---|", "| a | 1 |", "| b | 2 |", "| c | 3 |"],
     "runs": {"a": {"accuracy": 0.9976, "by": [[0.25, 0.641]]}, "0": {"n": 7}},
     "flag": True, "mixed": ["a", 1],
+    "speeds": ["  softmax      64x1x32x32        0.049         1.225    24.8x",
+               "R^2 (-3.5e-07),"],
     "means": {"none (1 layer)": {"acc. at 64": 0.25}, "a?b#c": {"x": 3},
               "text lines": ["one", "two"]},
 }
@@ -134,7 +136,23 @@ class Targets(unittest.TestCase):
         self.assertEqual(self.error(self.lines, "runs"),
                          "'runs' is neither text nor a list of lines")
         self.assertEqual(self.error(self.value, "flag"), "'flag' is not a number")
-        self.assertEqual(self.error(self.value, "runs.a.accuracy?x=1"), "a value takes no options")
+        self.assertEqual(self.error(self.value, "runs.a.accuracy?x=1"),
+                         "unknown option 'x' for a value (known: word)")
+        self.assertEqual(self.error(self.value, "output.1"),
+                         "'output.1' is a line of text: name the word that holds the number "
+                         "(?word=N)")
+        self.assertEqual(self.error(self.value, "output.1?word=3"),
+                         "word=3 is not a word of 'output.1' (it has 2 words)")
+        self.assertEqual(self.error(self.value, "output.1?word=1"),
+                         "word 1 of 'output.1' holds no number ('line')")
+        self.assertEqual(self.error(self.value, "runs.a.accuracy?word=1"),
+                         "'runs.a.accuracy' is not a line of text: word= takes a word of a line")
+
+    def test_a_number_in_a_printed_line(self):
+        self.assertEqual(self.value("output.1?word=2"), 2.0)
+        self.assertEqual(self.value("speeds.0?word=5"), 24.8)
+        self.assertEqual(self.value("speeds.0?word=3"), 0.049)
+        self.assertEqual(self.value("speeds.1?word=2"), -3.5e-07)
 
 
 class Numbers(unittest.TestCase):
