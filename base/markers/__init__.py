@@ -78,8 +78,8 @@ that names its value in a summary (the same targets; one option, word=N, below).
 
     a speed-up of 24.8<!-- value: ../A-performance/results/summary.json#output.14?word=5 -->
 
-  The number (digits, perhaps a sign, decimals and an exponent: 3.58e-7) and its comment
-  stand on one line. The
+  The number (digits, perhaps a sign, decimals and an exponent: 3.58e-7; thousands may be
+  grouped by commas: 2,294,273) and its comment stand on one line. The
   number must be the value rounded to the decimals written (within half a unit of the last
   digit: a value half-way between two roundings may go either way). A `%` right after the
   number says the value is a fraction, shown times 100.

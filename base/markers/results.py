@@ -18,7 +18,7 @@ from .lines import ShownCode, closing_fence, fence_of, split_fields, trim
 _TARGET = r"((?:[^\s\[\]]|\[[^\]\n]*\])+)"
 _BLOCK = re.compile(r"^\s*<!--\s*results:\s*" + _TARGET + r"\s*-->\s*$", re.A)
 _BLOCK_END = re.compile(r"^\s*<!--\s*/results\s*-->\s*$", re.A)
-_VALUE = re.compile(r"(-?[0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)(%?)<!--\s*value:\s*" + _TARGET + r"\s*-->", re.A)
+_VALUE = re.compile(r"(-?(?:(?<![0-9,])[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)(%?)<!--\s*value:\s*" + _TARGET + r"\s*-->", re.A)
 
 # The summary a target without a path names: the one beside the markdown file.
 DEFAULT_SUMMARY = "results/summary.json"
@@ -303,8 +303,14 @@ def value_shown_as(value, written, percent):
         unit = math.pow(10.0, int(exponent) - decimals)
         close = math.fabs(shown - float(written)) <= 0.5 * unit * (1 + 1e-9)
         return expected == written or close, expected
+    grouped = "," in written  # 2,294,273: thousands grouped by commas
+    written = written.replace(",", "")
     decimals = len(written) - written.index(".") - 1 if "." in written else 0
     shown = value * (100.0 if percent else 1.0)
     expected = format_number(shown, decimals)
     close = math.fabs(shown - float(written)) <= 0.5 * math.pow(10.0, -decimals) + 1e-9
+    if grouped:
+        whole, dot, fraction = expected.partition(".")
+        sign = "-" if whole.startswith("-") else ""
+        expected = f"{sign}{int(whole.lstrip('-')):,}{dot}{fraction}"
     return expected == written or close, expected

@@ -176,6 +176,15 @@ class Numbers(unittest.TestCase):
         value, = scan_results(["about 5e-11<!-- value: d.x -->, then"])
         self.assertEqual(value.written, "5e-11")
 
+    def test_thousands_grouped_by_commas(self):
+        self.assertEqual(value_shown_as(2294273, "2,294,273", False), (True, "2,294,273"))
+        self.assertEqual(value_shown_as(2294274, "2,294,273", False), (False, "2,294,274"))
+        self.assertEqual(value_shown_as(15134.4, "15,134.4", False), (True, "15,134.4"))
+        value, = scan_results(["(2,294,273<!-- value: c.n --> characters)"])
+        self.assertEqual(value.written, "2,294,273")
+        value, = scan_results(["lengths 32,64,128<!-- value: c.n -->"])  # a list, not 32,064
+        self.assertEqual(value.written, "128")
+
     def test_no_negative_zero(self):
         self.assertEqual(format_number(-0.004, 2), "0.00")
         self.assertEqual(format_number(-0.006, 2), "-0.01")
