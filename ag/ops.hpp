@@ -22,6 +22,11 @@ Tensor div(const Tensor& a, const Tensor& b);
 Tensor add(const Tensor& a, double b);
 /// a * b for a constant b.  a: [...] -> [...]
 Tensor mul(const Tensor& a, double b);
+/// base^exponent elementwise, broadcasting, with a gradient for both. The exponent's,
+/// base^exponent * log(base), is taken as 0 where base = 0 (its limit for a positive
+/// exponent, as PyTorch takes it); a negative base with a fractional exponent gives NaN.
+/// base: [...a], exponent: [...b] -> the broadcast shape
+Tensor pow(const Tensor& base, const Tensor& exponent);
 Tensor operator+(const Tensor& a, const Tensor& b);  ///< add(a, b)
 Tensor operator-(const Tensor& a, const Tensor& b);  ///< sub(a, b)
 Tensor operator*(const Tensor& a, const Tensor& b);  ///< mul(a, b)
@@ -45,6 +50,15 @@ Tensor cos(const Tensor& x);   ///< cosine (radians).  [...] -> [...]
 Tensor pow(const Tensor& x, double exponent);
 /// max(x, 0); the gradient at 0 is 0.  [...] -> [...]
 Tensor relu(const Tensor& x);
+/// |x|; the gradient is sign(x), 0 at 0.  [...] -> [...]
+Tensor abs(const Tensor& x);
+/// log(1 + x) for x > -1, accurate where x is small (std::log1p).  [...] -> [...]
+Tensor log1p(const Tensor& x);
+/// The logistic function 1 / (1 + e^-x), in (0, 1).  [...] -> [...]
+Tensor sigmoid(const Tensor& x);
+/// log(1 + e^x), positive, computed as max(x, 0) + log1p(e^-|x|) so that no e^x overflows;
+/// its gradient is sigmoid(x).  [...] -> [...]
+Tensor softplus(const Tensor& x);
 /// x where mask == 0, `value` where mask != 0. mask is a constant broadcastable to x
 /// (the causal mask); no gradient flows to masked entries.
 /// x [B, H, T, T], mask [T, T] -> [B, H, T, T]

@@ -1,8 +1,8 @@
 # Chapters 00..PE_LAST_CHAPTER, in order. Each chapter's library depends only on the framework,
 # base/ and the chapters before it; its program and tests also on the lab (README.md, "The
 # house"; the check: tests/layering).
-if(NOT PE_LAST_CHAPTER MATCHES "^[0-8]$")
-  message(FATAL_ERROR "PE_LAST_CHAPTER must be a chapter number from 0 to 8, not '${PE_LAST_CHAPTER}'")
+if(NOT PE_LAST_CHAPTER MATCHES "^[0-9]$")
+  message(FATAL_ERROR "PE_LAST_CHAPTER must be a chapter number from 0 to 9, not '${PE_LAST_CHAPTER}'")
 endif()
 
 # pe_chapter_tests(chNN SOURCES...): one GoogleTest binary per chapter, labelled chNN so that

@@ -254,6 +254,83 @@ Tensor relu(const Tensor& x) {
   });
 }
 
+Tensor abs(const Tensor& x) {
+  profile::Scope profile_scope("abs");
+  Tensor out = map_values(x, [](auto v) { return std::abs(v); });
+  // d|x| = sign(x) dx, with sign(0) = 0 (a subgradient; the kink is kept away from in checks)
+  Tensor sign = map_values(x, [](auto v) { return decltype(v)((v > 0) - (v < 0)); });
+  return record("abs", out, {x},
+                [sign](const Tensor& g) -> std::vector<Tensor> { return {mul(g, sign)}; });
+}
+
+Tensor log1p(const Tensor& x) {
+  profile::Scope profile_scope("log1p");
+  Tensor out = map_values(x, [](auto v) { return std::log1p(v); });
+  Tensor x0 = x.detach();  // d log(1 + x) = dx / (1 + x)
+  return record("log1p", out, {x}, [x0](const Tensor& g) -> std::vector<Tensor> {
+    return {div(g, add(x0, 1.0))};
+  });
+}
+
+Tensor sigmoid(const Tensor& x) {
+  profile::Scope profile_scope("sigmoid");
+  // For x very negative e^-x is +inf and the quotient 0, as it should be: no branch needed.
+  Tensor out = map_values(x, [](auto v) { return 1 / (1 + std::exp(-v)); });
+  Tensor y = out.detach();  // d sigmoid(x) = sigmoid(x) (1 - sigmoid(x)) dx
+  return record("sigmoid", out, {x}, [y](const Tensor& g) -> std::vector<Tensor> {
+    return {mul(g, mul(y, add(neg(y), 1.0)))};
+  });
+}
+
+Tensor softplus(const Tensor& x) {
+  profile::Scope profile_scope("softplus");
+  // log(1 + e^x) = max(x, 0) + log(1 + e^-|x|): the exponent is never positive
+  Tensor out = map_values(
+      x, [](auto v) { return std::max(v, decltype(v)(0)) + std::log1p(std::exp(-std::abs(v))); });
+  Tensor x0 = x.detach();  // d softplus(x) = e^x / (1 + e^x) dx = sigmoid(x) dx
+  return record("softplus", out, {x}, [x0](const Tensor& g) -> std::vector<Tensor> {
+    return {mul(g, sigmoid(x0))};
+  });
+}
+
+// [pow-tensor]
+Tensor pow(const Tensor& base, const Tensor& exponent) {
+  profile::Scope profile_scope("pow");
+  check_same_dtype("pow", base, exponent);
+  const Shape shape = broadcast_shapes("pow", base.shape(), exponent.shape());
+  // Both operands copied out to the result's shape (adding 0 copies them exactly), so that
+  // one plain loop computes every element and both backward rules.
+  Tensor b, e;
+  {
+    NoGradGuard no_grad;
+    const Tensor zero = zeros(shape, base.dtype());
+    b = add(zero, base.detach());
+    e = add(zero, exponent.detach());
+  }
+  Tensor out = empty(shape, base.dtype());
+  Tensor d_base = empty(shape, base.dtype()), d_exponent = empty(shape, base.dtype());
+  dispatch(base.dtype(), [&](auto t) {
+    using T = decltype(t);
+    const T *bv = b.data<T>(), *ev = e.data<T>();
+    T *y = out.data<T>(), *db = d_base.data<T>(), *de = d_exponent.data<T>();
+    for (std::int64_t i = 0; i < out.numel(); ++i) {
+      y[i] = std::pow(bv[i], ev[i]);
+      db[i] = ev[i] * std::pow(bv[i], ev[i] - 1);       // d b^e / db = e b^(e-1)
+      de[i] = bv[i] == 0 ? T(0) : y[i] * std::log(bv[i]);  // d b^e / de = b^e log b
+    }
+  });
+  const Shape base_shape = base.shape(), exponent_shape = exponent.shape();
+  const bool base_needs = base.requires_grad(), exponent_needs = exponent.requires_grad();
+  return record("pow", out, {base, exponent},
+                [=](const Tensor& g) -> std::vector<Tensor> {
+                  // only the gradients asked for: a constant base at 0 has d_base = inf there
+                  return {base_needs ? unbroadcast(mul(g, d_base), base_shape) : Tensor(),
+                          exponent_needs ? unbroadcast(mul(g, d_exponent), exponent_shape)
+                                         : Tensor()};
+                });
+}
+// [pow-tensor]
+
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
   profile::Scope profile_scope("masked_fill");
   check(!mask.requires_grad(), "masked_fill", "the mask is a constant and takes no gradient");

@@ -272,6 +272,67 @@ TEST(OpGradcheck, Gelu) {
   EXPECT_GRADCHECK([](const Inputs& v) { return gelu(v[0]); }, {x});
 }
 
+// chapter: 09
+TEST(OpGradcheck, AbsLog1pSigmoidSoftplus) {
+  // abs away from its kink at 0; log1p on x > -1, with values near 0 where it beats log(1 + x)
+  Tensor x = from_vector({-1.5, 0.7, -0.5, 2.0, 0.9, -2.2}, {2, 3}, Dtype::f64);
+  Tensor small = from_vector({-0.9, -0.3, 1e-3, 0.5, 3.0, 40.0}, {2, 3}, Dtype::f64);
+  EXPECT_GRADCHECK([](const Inputs& v) { return abs(v[0]); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return log1p(v[0]); }, {small});
+  Tensor wide = random_input({3, 5}, 41, 4.0);
+  EXPECT_GRADCHECK([](const Inputs& v) { return sigmoid(v[0]); }, {wide});
+  EXPECT_GRADCHECK([](const Inputs& v) { return softplus(v[0]); }, {wide});
+}
+
+// chapter: 09
+TEST(OpGradcheck, AbsLog1pSigmoidSoftplusValues) {
+  const Tensor x = from_vector({-800, -2, -0.0, 0, 1e-12, 3, 800}, {7}, Dtype::f64);
+  const std::vector<double> v = x.to_vector();
+  const std::vector<double> a = abs(x).to_vector(), s = sigmoid(x).to_vector(),
+                            p = softplus(x).to_vector();
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    EXPECT_EQ(a[i], std::fabs(v[i]));
+    EXPECT_GE(s[i], 0.0);
+    EXPECT_LE(s[i], 1.0);
+    EXPECT_GE(p[i], 0.0);
+    EXPECT_TRUE(std::isfinite(p[i])) << "softplus(" << v[i] << ") overflowed";
+  }
+  EXPECT_EQ(s[0], 0.0);    // e^800 is +inf in double: 1 / inf
+  EXPECT_EQ(s[6], 1.0);    // 1 / (1 + e^-800)
+  EXPECT_EQ(p[6], 800.0);  // log(1 + e^800) = 800 + log1p(e^-800)
+  EXPECT_DOUBLE_EQ(p[5], std::log(1 + std::exp(3.0)));
+  EXPECT_DOUBLE_EQ(p[3], std::log(2.0));
+  // log1p keeps the digits that log(1 + x) loses for a small x
+  EXPECT_EQ(log1p(from_vector({1e-12}, {1}, Dtype::f64)).item(), std::log1p(1e-12));
+  EXPECT_NE(std::log1p(1e-12), std::log(1 + 1e-12));
+}
+
+// chapter: 09
+TEST(OpGradcheck, PowWithATensorExponent) {
+  Tensor base = positive_input({3, 4}, 42), exponent = random_input({3, 4}, 43);
+  EXPECT_GRADCHECK([](const Inputs& v) { return pow(v[0], v[1]); }, {base, exponent});
+  // broadcasting both ways: distances [1, T, T] against one exponent per head [H, 1, 1]
+  Tensor distances = positive_input({1, 3, 3}, 44), heads = positive_input({2, 1, 1}, 45);
+  EXPECT_GRADCHECK([](const Inputs& v) { return pow(v[0], v[1]); }, {distances, heads});
+  EXPECT_GRADCHECK([distances](const Inputs& v) { return pow(distances, v[0]); }, {heads});
+}
+
+// chapter: 09
+TEST(OpGradcheck, PowWithATensorExponentAtAZeroBase) {
+  // 0^e = 0 for e > 0, and its gradient with respect to e is 0 (the limit of b^e log b): a
+  // constant base of distances with zeros on the diagonal gives finite gradients.
+  const Tensor base = from_vector({0, 1, 2, 0}, {2, 2}, Dtype::f64);
+  Tensor exponent = from_vector({1.5}, {1}, Dtype::f64);
+  exponent.set_requires_grad();
+  const Tensor y = pow(base, exponent);
+  EXPECT_EQ(y.to_vector(), (std::vector<double>{0, 1, std::pow(2.0, 1.5), 0}));
+  sum(y).backward();
+  EXPECT_DOUBLE_EQ(exponent.grad().item(), std::pow(2.0, 1.5) * std::log(2.0));
+  EXPECT_GRADCHECK([base](const Inputs& v) { return pow(base, v[0]); },
+                   {from_vector({0.7, 1.9}, {2, 1}, Dtype::f64)});
+  EXPECT_THROW(pow(base, from_vector({1, 2, 3}, {3}, Dtype::f64)), Error);  // [2, 2] and [3]
+}
+
 // The check must be able to fail: an op whose backward rule is off by a factor of two.
 TEST(OpGradcheck, CatchesAWrongBackwardRuleAndNamesTheElement) {
   auto broken_square = [](const Tensor& x) {

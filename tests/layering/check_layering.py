@@ -303,7 +303,7 @@ def selftest(source, build, **how):
     with open(os.path.join(copy, "chapters", "05-rope", "CMakeLists.txt"), "a") as cmake:
         cmake.write("target_link_libraries(ch05 PUBLIC lab_run)\n")
     out = subprocess.run([sys.executable, __file__, "configure", "--source", copy, "--build",
-                          os.path.join(build, "configured"), "--last", "8"]
+                          os.path.join(build, "configured"), "--last", "9"]
                          + [a for k, v in how.items() if v for a in (f"--{k}", v)],
                          capture_output=True, text=True)
     print(out.stdout + out.stderr)
@@ -322,7 +322,7 @@ def main():
     parser.add_argument("command", choices=["check", "configure", "selftest"])
     parser.add_argument("--source", required=True)
     parser.add_argument("--build", required=True)
-    parser.add_argument("--last", default="8")
+    parser.add_argument("--last", default="9")
     parser.add_argument("--settings")
     parser.add_argument("--generator")
     parser.add_argument("--cxx")
