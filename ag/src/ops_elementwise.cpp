@@ -267,9 +267,8 @@ Tensor log1p(const Tensor& x) {
   profile::Scope profile_scope("log1p");
   Tensor out = map_values(x, [](auto v) { return std::log1p(v); });
   Tensor x0 = x.detach();  // d log(1 + x) = dx / (1 + x)
-  return record("log1p", out, {x}, [x0](const Tensor& g) -> std::vector<Tensor> {
-    return {div(g, add(x0, 1.0))};
-  });
+  return record("log1p", out, {x},
+                [x0](const Tensor& g) -> std::vector<Tensor> { return {div(g, add(x0, 1.0))}; });
 }
 
 Tensor sigmoid(const Tensor& x) {
@@ -288,9 +287,8 @@ Tensor softplus(const Tensor& x) {
   Tensor out = map_values(
       x, [](auto v) { return std::max(v, decltype(v)(0)) + std::log1p(std::exp(-std::abs(v))); });
   Tensor x0 = x.detach();  // d softplus(x) = e^x / (1 + e^x) dx = sigmoid(x) dx
-  return record("softplus", out, {x}, [x0](const Tensor& g) -> std::vector<Tensor> {
-    return {mul(g, sigmoid(x0))};
-  });
+  return record("softplus", out, {x},
+                [x0](const Tensor& g) -> std::vector<Tensor> { return {mul(g, sigmoid(x0))}; });
 }
 
 // [pow-tensor]
@@ -315,19 +313,17 @@ Tensor pow(const Tensor& base, const Tensor& exponent) {
     T *y = out.data<T>(), *db = d_base.data<T>(), *de = d_exponent.data<T>();
     for (std::int64_t i = 0; i < out.numel(); ++i) {
       y[i] = std::pow(bv[i], ev[i]);
-      db[i] = ev[i] * std::pow(bv[i], ev[i] - 1);       // d b^e / db = e b^(e-1)
+      db[i] = ev[i] * std::pow(bv[i], ev[i] - 1);          // d b^e / db = e b^(e-1)
       de[i] = bv[i] == 0 ? T(0) : y[i] * std::log(bv[i]);  // d b^e / de = b^e log b
     }
   });
   const Shape base_shape = base.shape(), exponent_shape = exponent.shape();
   const bool base_needs = base.requires_grad(), exponent_needs = exponent.requires_grad();
-  return record("pow", out, {base, exponent},
-                [=](const Tensor& g) -> std::vector<Tensor> {
-                  // only the gradients asked for: a constant base at 0 has d_base = inf there
-                  return {base_needs ? unbroadcast(mul(g, d_base), base_shape) : Tensor(),
-                          exponent_needs ? unbroadcast(mul(g, d_exponent), exponent_shape)
-                                         : Tensor()};
-                });
+  return record("pow", out, {base, exponent}, [=](const Tensor& g) -> std::vector<Tensor> {
+    // only the gradients asked for: a constant base at 0 has d_base = inf there
+    return {base_needs ? unbroadcast(mul(g, d_base), base_shape) : Tensor(),
+            exponent_needs ? unbroadcast(mul(g, d_exponent), exponent_shape) : Tensor()};
+  });
 }
 // [pow-tensor]
 
