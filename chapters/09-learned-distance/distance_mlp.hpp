@@ -29,7 +29,7 @@ class DistanceMlp : public ag::Module {
   ag::Tensor forward(const ag::Tensor& x) const;
   std::int64_t outputs() const { return layers.back()->weight.size(1); }  ///< H
 
-  const MlpActivation activation;                    ///< of the hidden layers
+  const MlpActivation activation;                   ///< of the hidden layers
   std::vector<std::unique_ptr<ag::Linear>> layers;  ///< depth + 1 of them, the last one linear
 };
 

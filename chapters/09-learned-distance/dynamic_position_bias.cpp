@@ -73,10 +73,11 @@ std::shared_ptr<DistanceBias> DynamicBiasEncoding::make_function(ag::Rng& rng) c
   return std::make_shared<DynamicPositionBias>(heads_, options_, rng, dtype_);
 }
 
-std::vector<std::pair<std::string, Tensor>> DynamicBiasEncoding::inspect(std::int64_t length) const {
+std::vector<std::pair<std::string, Tensor>> DynamicBiasEncoding::inspect(
+    std::int64_t length) const {
   std::vector<std::pair<std::string, Tensor>> out{
-      {"input", ag::reshape(dynamic_bias_inputs(length, options_.log_distance, ag::Dtype::f64),
-                            {length})}};
+      {"input",
+       ag::reshape(dynamic_bias_inputs(length, options_.log_distance, ag::Dtype::f64), {length})}};
   if (!shared()) return out;  // each layer's f lives in its part
   ag::NoGradGuard no_grad;
   const auto& function = static_cast<const DynamicPositionBias&>(*shared_function());

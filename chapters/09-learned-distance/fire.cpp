@@ -34,12 +34,10 @@ Tensor fire_normalized_distance(const Tensor& c, const Tensor& L, FireTransform 
   const Tensor n = query_positions(queries, q_offset, c.dtype());         // [Tq, 1]
   // max(n, L) = n + relu(L - n): the threshold keeps short prefixes on L's scale
   const Tensor normalizer = ag::add(n, ag::relu(ag::sub(L, n)));
-  if (transform == FireTransform::none)
-    return ag::div(d, ag::add(normalizer, eps));
+  if (transform == FireTransform::none) return ag::div(d, ag::add(normalizer, eps));
   // psi(x) = log(|c x| + 1) = log1p(|c| x) for x >= 0
   const Tensor c_abs = ag::abs(c);
-  return ag::div(ag::log1p(ag::mul(d, c_abs)),
-                 ag::add(ag::log1p(ag::mul(normalizer, c_abs)), eps));
+  return ag::div(ag::log1p(ag::mul(d, c_abs)), ag::add(ag::log1p(ag::mul(normalizer, c_abs)), eps));
 }
 // [fire-normalized-distance]
 
@@ -90,7 +88,8 @@ std::vector<std::pair<std::string, Tensor>> FireEncoding::inspect(std::int64_t l
   std::vector<std::pair<std::string, Tensor>> out{
       {"normalized_distance",
        fire_normalized_distance(c, L, options_.transform, length, length, 0)}};
-  if (shared()) out.push_back({"bias", shared_function()->bias(length, length, 0).to(ag::Dtype::f64)});
+  if (shared())
+    out.push_back({"bias", shared_function()->bias(length, length, 0).to(ag::Dtype::f64)});
   return out;
 }
 

@@ -32,9 +32,9 @@ std::string fire_transform_name(FireTransform transform);
 
 /// The options of `pe train --encoding fire`.
 struct FireOptions {
-  std::int64_t width = 32;                    ///< f's hidden units (one hidden layer, ReLU)
-  double c = 0.1;                             ///< psi's initial c
-  double threshold = 512;                     ///< L's initial value (L_init; L_multiplier = 1)
+  std::int64_t width = 32;                       ///< f's hidden units (one hidden layer, ReLU)
+  double c = 0.1;                                ///< psi's initial c
+  double threshold = 512;                        ///< L's initial value (L_init; L_multiplier = 1)
   FireTransform transform = FireTransform::log;  ///< psi
   bool shared = false;  ///< one FIRE for all layers (the paper's FIRE-Shared) or one per layer
 };

@@ -48,8 +48,10 @@ KerpleBias::KerpleBias(std::int64_t heads, KerpleForm form_, ag::Rng& rng, ag::D
   const double r1_scale = form == KerpleForm::log ? 2 : 1;
   const double r2_scale = form == KerpleForm::log ? 1 : 2;
   std::vector<double> r1_values, r2_values;
-  for (std::int64_t h = 0; h < heads; ++h) r1_values.push_back(std::max(rng.uniform() * r1_scale, 0.01));
-  for (std::int64_t h = 0; h < heads; ++h) r2_values.push_back(std::max(rng.uniform() * r2_scale, 0.01));
+  for (std::int64_t h = 0; h < heads; ++h)
+    r1_values.push_back(std::max(rng.uniform() * r1_scale, 0.01));
+  for (std::int64_t h = 0; h < heads; ++h)
+    r2_values.push_back(std::max(rng.uniform() * r2_scale, 0.01));
   rho1 = ag::zeros({heads}, dtype);
   rho2 = ag::zeros({heads}, dtype);
   set(r1_values, r2_values);

@@ -35,8 +35,7 @@ void register_ch09_encodings() {
        [](const EncodingSpec& spec, ag::Rng& rng) {
          const KerpleForm form = kerple_form_from(choice_option(spec, "form", "log"));
          const bool shared = bool_option(spec, "kerple", "shared", true);
-         return std::make_shared<KerpleEncoding>(spec.model.heads, form, shared, rng,
-                                                 spec.dtype);
+         return std::make_shared<KerpleEncoding>(spec.model.heads, form, shared, rng, spec.dtype);
        }});
   register_encoding(
       {"fire",
@@ -68,18 +67,18 @@ void register_ch09_encodings() {
          return std::make_shared<DynamicBiasEncoding>(spec.model.width, spec.model.heads, options,
                                                       rng, spec.dtype);
        }});
-  register_encoding(
-      {"xpos",
-       "09",
-       "xPos: RoPE whose planes also decay, q by zeta_i^(m/B) and k by zeta_i^(-n/B)",
-       {"base", "gamma", "scale_base"},
-       [](const EncodingSpec& spec, ag::Rng&) {
-         XposOptions options;
-         options.base = number_option(spec, "xpos", "base", options.base);
-         options.gamma = number_option(spec, "xpos", "gamma", options.gamma);
-         options.scale_base = number_option(spec, "xpos", "scale_base", options.scale_base);
-         return std::make_shared<XposEncoding>(head_width_of(spec, "xpos"), options);
-       }});
+  register_encoding({"xpos",
+                     "09",
+                     "xPos: RoPE whose planes also decay, q by zeta_i^(m/B) and k by zeta_i^(-n/B)",
+                     {"base", "gamma", "scale_base"},
+                     [](const EncodingSpec& spec, ag::Rng&) {
+                       XposOptions options;
+                       options.base = number_option(spec, "xpos", "base", options.base);
+                       options.gamma = number_option(spec, "xpos", "gamma", options.gamma);
+                       options.scale_base =
+                           number_option(spec, "xpos", "scale_base", options.scale_base);
+                       return std::make_shared<XposEncoding>(head_width_of(spec, "xpos"), options);
+                     }});
 }
 // [register]
 

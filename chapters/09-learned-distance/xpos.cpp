@@ -17,8 +17,7 @@ void check_xpos_options(const XposOptions& options) {
 
 // [xpos-scale]
 std::vector<double> xpos_zeta(std::int64_t dim, double gamma) {
-  ag::check(dim > 0 && dim % 2 == 0, "xpos", "the head width must be even and positive, got ",
-            dim);
+  ag::check(dim > 0 && dim % 2 == 0, "xpos", "the head width must be even and positive, got ", dim);
   std::vector<double> zeta(static_cast<std::size_t>(dim / 2));
   // torchscale: (arange(0, d, 2) + gamma d) / ((1 + gamma) d), the same numbers
   for (std::int64_t i = 0; i < dim / 2; ++i)
@@ -28,8 +27,8 @@ std::vector<double> xpos_zeta(std::int64_t dim, double gamma) {
 
 Tensor xpos_scale(std::int64_t positions, std::int64_t offset, std::int64_t dim,
                   const XposOptions& options, double sign, ag::Dtype dtype) {
-  ag::check(positions >= 0 && offset >= 0, "xpos", "positions and offset must not be negative, got ",
-            positions, " and ", offset);
+  ag::check(positions >= 0 && offset >= 0, "xpos",
+            "positions and offset must not be negative, got ", positions, " and ", offset);
   const std::vector<double> zeta = xpos_zeta(dim, options.gamma);
   std::vector<double> scale(static_cast<std::size_t>(positions * dim));
   for (std::int64_t t = 0; t < positions; ++t)
@@ -85,12 +84,13 @@ std::vector<std::pair<std::string, Tensor>> XposEncoding::inspect(std::int64_t l
   const std::int64_t planes = head_width_ / 2;
   const Tensor scale = xpos_scale(length, 0, head_width_, options_, +1, ag::Dtype::f64);
   // one column per plane: every other coordinate of the adjacent layout
-  const Tensor per_plane = ag::reshape(
-      ag::slice(ag::reshape(scale, {length, planes, 2}), 2, 0, 1), {length, planes});
-  return {{"zeta", ag::from_vector(xpos_zeta(head_width_, options_.gamma), {planes}, ag::Dtype::f64)},
-          {"frequencies",
-           ag::from_vector(rope_frequencies(head_width_, options_.base), {planes}, ag::Dtype::f64)},
-          {"query_scale", per_plane}};
+  const Tensor per_plane =
+      ag::reshape(ag::slice(ag::reshape(scale, {length, planes, 2}), 2, 0, 1), {length, planes});
+  return {
+      {"zeta", ag::from_vector(xpos_zeta(head_width_, options_.gamma), {planes}, ag::Dtype::f64)},
+      {"frequencies",
+       ag::from_vector(rope_frequencies(head_width_, options_.base), {planes}, ag::Dtype::f64)},
+      {"query_scale", per_plane}};
 }
 
 }  // namespace pe

@@ -75,21 +75,36 @@ TEST(Ch09Kerple, LogAndPowerBiasEqualTheirClosedForm) {
   const Tensor r1 = ag::from_vector({1.0, 0.5}, {2}, f64);
   const Tensor log_r2 = ag::from_vector({1.0, 2.0}, {2}, f64);
   // head 0: -1 log(1 + d); head 1: -0.5 log(1 + 2 d)
-  const std::vector<double> log_expected{
-      0, 0, 0, -0.6931471805599453,       0, 0, -1.0986122886681098, -0.6931471805599453, 0,
-      0, 0, 0, -0.5 * 1.0986122886681098, 0, 0, -0.5 * 1.6094379124341004,
-      -0.5 * 1.0986122886681098, 0};
+  const std::vector<double> log_expected{0,
+                                         0,
+                                         0,
+                                         -0.6931471805599453,
+                                         0,
+                                         0,
+                                         -1.0986122886681098,
+                                         -0.6931471805599453,
+                                         0,
+                                         0,
+                                         0,
+                                         0,
+                                         -0.5 * 1.0986122886681098,
+                                         0,
+                                         0,
+                                         -0.5 * 1.6094379124341004,
+                                         -0.5 * 1.0986122886681098,
+                                         0};
   const Tensor log_bias = kerple_bias(KerpleForm::log, r1, log_r2, 3, 3, 0);
   ASSERT_EQ(log_bias.shape(), (ag::Shape{2, 3, 3}));
   const std::vector<double> got = log_bias.to_vector();
   for (std::size_t e = 0; e < got.size(); ++e) EXPECT_NEAR(got[e], log_expected[e], 1e-15) << e;
   // head 0: -1 d^1 (ALiBi with slope 1); head 1: -0.5 d^1.5
   const Tensor power_r2 = ag::from_vector({1.0, 1.5}, {2}, f64);
-  const std::vector<double> power_expected{0,    0, 0, -1, 0, 0, -2, -1, 0,
-                                           0,    0, 0, -0.5, 0, 0, -0.5 * 2.8284271247461901,
-                                           -0.5, 0};
-  const std::vector<double> power = kerple_bias(KerpleForm::power, r1, power_r2, 3, 3, 0).to_vector();
-  for (std::size_t e = 0; e < power.size(); ++e) EXPECT_NEAR(power[e], power_expected[e], 1e-15) << e;
+  const std::vector<double> power_expected{
+      0, 0, 0, -1, 0, 0, -2, -1, 0, 0, 0, 0, -0.5, 0, 0, -0.5 * 2.8284271247461901, -0.5, 0};
+  const std::vector<double> power =
+      kerple_bias(KerpleForm::power, r1, power_r2, 3, 3, 0).to_vector();
+  for (std::size_t e = 0; e < power.size(); ++e)
+    EXPECT_NEAR(power[e], power_expected[e], 1e-15) << e;
   // one query at position 2 against keys 0..2 (the cache's case) is the last row
   EXPECT_EQ(kerple_bias(KerpleForm::log, r1, log_r2, 1, 3, 2).to_vector(),
             ag::reshape(ag::slice(log_bias, 1, 2, 3), {2, 1, 3}).to_vector());
@@ -106,11 +121,11 @@ TEST(Ch09Kerple, TheParameterisationGivesBackTheValuesSet) {
     EXPECT_NEAR(r2[0], 0.01, 1e-14);
     EXPECT_NEAR(r2[2], 1.99, 1e-13);
     // and the bias is the closed form of those values
-    EXPECT_LT(max_abs_difference(kernel.bias(5, 5, 0),
-                                 kerple_bias(form, ag::from_vector({0.25, 1.0, 7.5}, {3}, f64),
-                                             ag::from_vector({0.01, 1.0, 1.99}, {3}, f64), 5, 5,
-                                             0)),
-              1e-12);
+    EXPECT_LT(
+        max_abs_difference(kernel.bias(5, 5, 0),
+                           kerple_bias(form, ag::from_vector({0.25, 1.0, 7.5}, {3}, f64),
+                                       ag::from_vector({0.01, 1.0, 1.99}, {3}, f64), 5, 5, 0)),
+        1e-12);
     EXPECT_THROW(kernel.set({0.25, -1, 1}, {1, 1, 1}), ag::Error);  // r1 must be positive
   }
   KerpleBias power(1, KerpleForm::power, rng, f64);
@@ -126,7 +141,8 @@ TEST(Ch09Kerple, TheParameterisationGivesBackTheValuesSet) {
 
 TEST(Ch09Kerple, InitialDrawsLieInTheOfficialRanges) {
   ag::Rng rng(7);
-  KerpleBias log_kernel(64, KerpleForm::log, rng, f64), power_kernel(64, KerpleForm::power, rng, f64);
+  KerpleBias log_kernel(64, KerpleForm::log, rng, f64),
+      power_kernel(64, KerpleForm::power, rng, f64);
   for (double r1 : log_kernel.r1().to_vector()) EXPECT_TRUE(r1 >= 0.01 - 1e-12 && r1 < 2) << r1;
   for (double r2 : log_kernel.r2().to_vector()) EXPECT_TRUE(r2 >= 0.01 - 1e-12 && r2 < 1) << r2;
   for (double r1 : power_kernel.r1().to_vector()) EXPECT_TRUE(r1 >= 0.01 - 1e-12 && r1 < 1) << r1;
@@ -310,7 +326,8 @@ TEST(Ch09Xpos, EachPlaneIsRopesShareTimesItsDecay) {
       for (std::int64_t i = 0; i < D / 2; ++i) {
         const double rope = share(q_rope, k_rope, m, n, i);
         const double decay = std::pow(zeta[i], double(m - n) / options.scale_base);
-        EXPECT_NEAR(share(q_xpos, k_xpos, m, n, i), rope * decay, 1e-12 * (1 + std::fabs(rope * decay)))
+        EXPECT_NEAR(share(q_xpos, k_xpos, m, n, i), rope * decay,
+                    1e-12 * (1 + std::fabs(rope * decay)))
             << "m " << m << ", n " << n << ", plane " << i;
       }
 }
@@ -320,7 +337,8 @@ TEST(Ch09Xpos, ScoreDependsOnlyOnTheOffset) {
   // score of (m, n) equals that of (m + s, n + s), here with positions far from 0 too.
   const std::int64_t D = 8, T = 6;
   ag::Rng rng(6);
-  const Tensor q_vector = ag::randn({1, 1, 1, D}, rng, f64), k_vector = ag::randn({1, 1, 1, D}, rng, f64);
+  const Tensor q_vector = ag::randn({1, 1, 1, D}, rng, f64),
+               k_vector = ag::randn({1, 1, 1, D}, rng, f64);
   const Tensor q = ag::concat(std::vector<Tensor>(T, q_vector), 2);
   const Tensor k = ag::concat(std::vector<Tensor>(T, k_vector), 2);
   const XposPositions xpos(D);
@@ -398,7 +416,8 @@ TEST(Ch09Decoder, GradientsReachTheEncodingsParameters) {
       double largest = 0;
       if (parameter.grad().defined())
         for (double g : parameter.grad().to_vector()) largest = std::max(largest, std::fabs(g));
-      const bool is_output_bias = name.find("f." + std::to_string(depth) + ".bias") != std::string::npos;
+      const bool is_output_bias =
+          name.find("f." + std::to_string(depth) + ".bias") != std::string::npos;
       if (is_output_bias || (!reads_c && name.substr(name.size() - 2) == ".c"))
         EXPECT_LT(largest, 1e-12) << describe(variant) << ": " << name;
       else
@@ -488,7 +507,8 @@ TEST(Ch09Registry, BadOptionsAreRefusedInOneClearLine) {
   for (const auto& [name, options, words] : bad) {
     const std::string message = refusal(name, options);
     EXPECT_NE(message.find(words), std::string::npos) << name << ": '" << message << "'";
-    EXPECT_NE(message.find(name), std::string::npos) << "the message names the encoding: " << message;
+    EXPECT_NE(message.find(name), std::string::npos)
+        << "the message names the encoding: " << message;
     EXPECT_EQ(message.find('\n'), std::string::npos) << "one line: " << message;
   }
   // xPos turns planes of two coordinates: an odd head width is refused
