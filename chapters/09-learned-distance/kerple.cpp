@@ -27,7 +27,8 @@ Tensor kerple_bias(KerpleForm form, const Tensor& r1, const Tensor& r2, std::int
   const Tensor a = ag::reshape(r1, {heads, 1, 1}), p = ag::reshape(r2, {heads, 1, 1});
   // log form: -r1 log(1 + r2 d); power form: -r1 d^r2 (0^r2 = 0 on the diagonal)
   const Tensor kernel = form == KerpleForm::log ? ag::log1p(ag::mul(p, d)) : ag::pow(d, p);
-  return ag::neg(ag::mul(a, kernel));  // [H, Tq, Tk]
+  // 0 - r1 k rather than -(r1 k), so that a distance of 0 gives +0, not -0
+  return ag::sub(ag::zeros({1}, r1.dtype()), ag::mul(a, kernel));  // [H, Tq, Tk]
 }
 // [kerple-bias]
 
