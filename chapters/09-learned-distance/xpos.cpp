@@ -33,8 +33,9 @@ Tensor xpos_scale(std::int64_t positions, std::int64_t offset, std::int64_t dim,
   std::vector<double> scale(static_cast<std::size_t>(positions * dim));
   for (std::int64_t t = 0; t < positions; ++t)
     for (std::int64_t i = 0; i < dim / 2; ++i) {
-      // zeta_i^(+-m/B); torchscale centres m on the sequence, which cancels in q . k but
-      // would change a cached key's scale as the sequence grows: here m is the position itself
+      // zeta_i^(+-m/B). torchscale centres m on the sequence for the scale (not for the turn);
+      // the centre cancels in q . k but would change a cached key's scale as the sequence
+      // grows, so here m is the position itself
       const double s = std::pow(zeta[i], sign * double(offset + t) / options.scale_base);
       scale[t * dim + 2 * i] = scale[t * dim + 2 * i + 1] = s;  // both coordinates of plane i
     }
