@@ -67,11 +67,20 @@ std::string json_string(const std::string& text) {
       out += c;
     }
   }
-  return out + "\"";
+  out += '"';
+  return out;
 }
 
-void check_text(const std::string& text, const std::string& what) {
-  check(valid_utf8(text), "safetensors", what, " is not valid UTF-8 (JSON's text)");
+// out += each part in turn: appending, never "," + std::string (GCC 12 warns falsely about
+// such a sum at -O3, GCC bug 105329).
+template <class... Parts>
+void append(std::string& out, const Parts&... parts) {
+  (out += ... += parts);
+}
+
+template <class... Parts>
+void check_text(const std::string& text, const Parts&... what) {
+  check(valid_utf8(text), "safetensors", what..., " is not valid UTF-8 (JSON's text)");
 }
 
 // One entry's dtype, shape and values as bytes.
@@ -108,9 +117,9 @@ std::string safetensors_bytes(const SafetensorsEntries& entries, const Metadata&
   std::string header = "{\"__metadata__\":{";
   bool first = true;
   for (const auto& [key, value] : metadata) {
-    check_text(key, "metadata key '" + key + "'");
-    check_text(value, "the value of metadata key '" + key + "'");
-    header += (first ? "" : ",") + json_string(key) + ":" + json_string(value);
+    check_text(key, "metadata key '", key, "'");
+    check_text(value, "the value of metadata key '", key, "'");
+    append(header, first ? "" : ",", json_string(key), ":", json_string(value));
     first = false;
   }
   header += "}";
@@ -120,16 +129,16 @@ std::string safetensors_bytes(const SafetensorsEntries& entries, const Metadata&
     check(!name.empty(), "safetensors", "a tensor needs a name, got ''");
     check(name != "__metadata__", "safetensors",
           "'__metadata__' is the metadata's key, not a tensor's name");
-    check_text(name, "tensor name '" + name + "'");
+    check_text(name, "tensor name '", name, "'");
     check(names.insert(name).second, "safetensors", "two tensors are named '", name, "'");
     const Encoded e = encode(name, values);
     std::string shape;
     for (std::size_t i = 0; i < e.shape.size(); ++i)
-      shape += (i ? "," : "") + std::to_string(e.shape[i]);
+      append(shape, i ? "," : "", std::to_string(e.shape[i]));
     // [begin, end): bytes of the data section, the first byte after the header being 0
-    header += "," + json_string(name) + ":{\"dtype\":\"" + e.dtype + "\",\"shape\":[" + shape +
-              "],\"data_offsets\":[" + std::to_string(data.size()) + "," +
-              std::to_string(data.size() + e.bytes) + "]}";
+    append(header, ",", json_string(name), ":{\"dtype\":\"", e.dtype, "\",\"shape\":[", shape,
+           "],\"data_offsets\":[", std::to_string(data.size()), ",",
+           std::to_string(data.size() + e.bytes), "]}");
     data.append(e.data, e.bytes);
   }
   header += "}";
@@ -137,7 +146,8 @@ std::string safetensors_bytes(const SafetensorsEntries& entries, const Metadata&
   std::string bytes(8, '\0');
   const std::uint64_t length = header.size();
   for (int i = 0; i < 8; ++i) bytes[i] = char((length >> (8 * i)) & 0xFF);  // little-endian
-  return bytes + header + data;
+  append(bytes, header, data);
+  return bytes;
 }
 // [safetensors-bytes]
 

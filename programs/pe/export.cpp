@@ -9,6 +9,7 @@
 #include "ag/safetensors.hpp"
 #include "base/command_line.hpp"
 #include "lab/memory.hpp"
+#include "lab/run.hpp"
 #include "lab/trainer.hpp"
 #include "programs/pe/commands.hpp"
 
@@ -120,7 +121,8 @@ void add_export_command(CLI::App& app) {
                     "and the logits check.logits [B, T, V] of the C++ forward"},
          {"model", model_json(*trainer).dump()},
          {"check", check.dump()},
-         {"config", config_to_json(config)}});
+         {"config", nlohmann::json(config).dump()},
+         {"versions", nlohmann::json(build_versions()).dump()}});
     std::printf("wrote %s (%zu parameters, check logits [%ld, %ld, %ld])\n", flags->out.c_str(),
                 entries.size() - 2, long(flags->batch), long(length), long(config.model.vocab));
   });
