@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "ag/safetensors.hpp"
+#include "base/build_record.hpp"
 #include "base/command_line.hpp"
 #include "lab/memory.hpp"
-#include "lab/run.hpp"
 #include "lab/trainer.hpp"
 #include "programs/pe/commands.hpp"
 

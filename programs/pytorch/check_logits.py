@@ -3,10 +3,11 @@
 compares them with the C++ forward pass's logits stored beside the parameters.
 
     check_logits.py FILE.safetensors... [--tolerance 1e-5] [--dtype float32|float64]
-                    [--summary FILE.json]
+                    [--summary FILE.json] [--perturb alibi-slopes|rope-angles]
 
 Prints the largest absolute difference per file; exits 1 when one exceeds the tolerance, 2 when
 a file cannot be read. --summary writes the measurements as JSON (appendix D quotes them).
+--perturb makes one encoding 1% wrong on purpose (PERTURBATIONS): the check must then fail.
 """
 import argparse
 import json
@@ -19,7 +20,14 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from decoder import decoder_from_export  # noqa: E402
+import decoder  # noqa: E402
+
+# Mistakes made on purpose, to show that the check catches a small error in an encoding: each
+# changes one function of decoder.py, and export_and_check.py expects the check to fail.
+PERTURBATIONS = {
+    "alibi-slopes": ("alibi_slopes", lambda slopes: lambda H: [1.01 * m for m in slopes(H)]),
+    "rope-angles": ("rope_frequencies", lambda theta: lambda d, base: 1.01 * theta(d, base)),
+}
 
 
 # [read-safetensors]
@@ -61,12 +69,17 @@ def check(path, dtype):
     """The file's metadata, the largest |logit| and the largest difference."""
     tensors, metadata = read_safetensors(path)
     tokens, expected = tensors.pop("check.tokens"), tensors.pop("check.logits")
-    decoder = decoder_from_export(json.loads(metadata["model"]), tensors).to(dtype)
+    model = decoder.decoder_from_export(json.loads(metadata["model"]), tensors).to(dtype)
     with torch.no_grad():
-        logits = decoder(tokens)  # [B, T, V]
+        logits = model(tokens)  # [B, T, V]
     difference = (logits.double() - expected.double()).abs().max().item()
     return metadata, expected.abs().max().item(), difference
 # [check]
+
+
+def scientific(x):  # 4.8e-7, as the book's value markers write it
+    mantissa, exponent = f"{x:.1e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
 
 
 def describe(model):
@@ -82,12 +95,18 @@ def main():
     parser.add_argument("--dtype", choices=["float32", "float64"], default="float32",
                         help="PyTorch's precision (the C++ logits are float32)")
     parser.add_argument("--summary", help="write the measurements to this JSON file")
+    parser.add_argument("--perturb", choices=sorted(PERTURBATIONS),
+                        help="make this part of an encoding 1%% wrong (the check must fail)")
     args = parser.parse_args()
+    if args.perturb:
+        function, wrong = PERTURBATIONS[args.perturb]
+        setattr(decoder, function, wrong(getattr(decoder, function)))
     torch.set_num_threads(1)  # the same sums on any machine; the models are small
     dtype = getattr(torch, args.dtype)
 
     rows, worst, failed = [], 0.0, False
-    print(f"PyTorch {torch.__version__}, {args.dtype}, tolerance {args.tolerance:g}")
+    print(f"PyTorch {torch.__version__}, {args.dtype}, tolerance {args.tolerance:g}"
+          + (f", perturbed: {args.perturb}" if args.perturb else ""))
     for path in args.files:
         try:
             metadata, largest, difference = check(path, dtype)
@@ -100,20 +119,23 @@ def main():
         worst = max(worst, difference)
         name = Path(path).name.removesuffix(".safetensors")
         versions = json.loads(metadata.get("versions", "{}"))  # of the build that exported
-        rows.append({"file": name, "encoding": describe(model), "length": check_input["length"],
-                     "max_abs_logit": largest, "max_error": difference, "ok": ok})
-        print(f"{name:28} {describe(model):60} max |logit| {largest:7.3f}  "
-              f"max error {difference:.2e}  {'ok' if ok else 'FAILED'}")
+        rows.append({"file": name, "encoding": describe(model), "heads": model["heads"],
+                     "length": check_input["length"], "max_abs_logit": largest,
+                     "max_error": difference, "ok": ok})
+        print(f"{name:24} max |logit| {largest:5.2f}  max error {difference:.1e}  "
+              f"{'ok    ' if ok else 'FAILED'}  ({describe(model)}, {model['heads']} heads, "
+              f"length {check_input['length']})")
     print(f"{len(rows)} files, largest error {worst:.2e}: "
           f"{'every one within' if not failed else 'NOT all within'} {args.tolerance:g}")
     if args.summary:
-        table = ["| model | encoding and options | max abs logit | max abs error |",
-                 "|---|---|---:|---:|"]
-        table += [f"| {r['file']} | {r['encoding']} | {r['max_abs_logit']:.2f} | "
-                  f"{r['max_error']:.1e} |" for r in rows]
+        table = ["| model | encoding and options | heads | length | max abs logit | max abs error |",
+                 "|---|---|---:|---:|---:|---:|"]
+        table += [f"| {r['file']} | {r['encoding']} | {r['heads']} | {r['length']} | "
+                  f"{r['max_abs_logit']:.2f} | {scientific(r['max_error'])} |" for r in rows]
         summary = {"versions": {**versions, "torch": torch.__version__}, "dtype": args.dtype,
-                   "tolerance": args.tolerance, "files": len(rows), "max_error": worst,
-                   "max_error_e6": worst * 1e6, "table": table, "rows": rows}
+                   "tolerance": args.tolerance, "perturbation": args.perturb, "files": len(rows),
+                   "max_error": worst, "min_error": min(r["max_error"] for r in rows),
+                   "table": table, "rows": rows}
         Path(args.summary).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     sys.exit(1 if failed else 0)
 

@@ -101,10 +101,10 @@ class Decoder(nn.Module):
 # [model]
 
 
-def positions_of(T):
-    """0 .. T-1, and the distance j - i of every query i and key j: [T, T]."""
+def key_minus_query(T):
+    """j - i for every query i and key j: [T, T], negative for the keys behind the query."""
     i = torch.arange(T)
-    return i, i[None, :] - i[:, None]
+    return i[None, :] - i[:, None]
 
 
 # --- chapter 2: sinusoidal ------------------------------------------------------------------
@@ -160,7 +160,7 @@ class ShawPositions(Positions):
         self.value_table = nn.Parameter(torch.zeros(2 * max_distance + 1, head_width))
 
     def rows(self, T):  # clip(j - i, -k, k) + k: [T, T] in 0 .. 2k
-        return positions_of(T)[1].clamp(-self.k, self.k) + self.k
+        return key_minus_query(T).clamp(-self.k, self.k) + self.k
 
     def bias(self, scores, q, k):  # + q_i . a^K_ij / sqrt(D)
         a = self.key_table[self.rows(q.shape[2])]  # [T, T, D]
@@ -195,7 +195,7 @@ class TransformerXLPositions(Positions):
 
     def bias(self, scores, q, k):
         H, T, D = q.shape[1], q.shape[2], q.shape[3]
-        R = sinusoid(-positions_of(T)[1].flatten(), H * D).to(q.dtype)  # R_{i-j}: [T T, C]
+        R = sinusoid(-key_minus_query(T).flatten(), H * D).to(q.dtype)  # R_{i-j}: [T T, C]
         projected = (R @ self.w_r).view(T, T, H, D)  # W_R R_{i-j}, cut into heads
         content = (k * self.u).sum(-1)[:, :, None, :]  # (c): [B, H, 1, T]
         position = torch.einsum("bhid,ijhd->bhij", q + self.v, projected)  # (b) + (d)
@@ -237,8 +237,9 @@ class T5Positions(Positions):
         self.table, self.options = table, options  # [buckets, H], shared by every layer
 
     def bias(self, scores, q, k):  # + table[bucket(j - i), h]
-        distances = positions_of(scores.shape[-1])[1]
-        buckets = distances.apply_(lambda r: t5_bucket(r, *self.options))  # [T, T]
+        T = scores.shape[-1]
+        buckets = torch.tensor([[t5_bucket(j - i, *self.options) for j in range(T)]
+                                for i in range(T)])  # [T, T]
         return scores + self.table[buckets].permute(2, 0, 1)  # [H, T, T]
 
 
@@ -370,7 +371,7 @@ class AlibiPositions(Positions):
         self.slopes = torch.tensor(alibi_slopes(heads), dtype=torch.float64)
 
     def bias(self, scores, q, k):  # - slope_h (i - j), written slope_h (j - i)
-        distances = positions_of(scores.shape[-1])[1].to(torch.float64)
+        distances = key_minus_query(scores.shape[-1]).to(torch.float64)
         return scores + (self.slopes[:, None, None] * distances).to(scores.dtype)  # [H, T, T]
 
 

@@ -11,6 +11,7 @@ is given (CMake's option PE_REQUIRE_TORCH=ON gives it): then it fails, so that C
 without the check. Takes a few seconds.
 """
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -117,10 +118,46 @@ def main():
         run([args.pe, "export", str(trained[run_options]), "--out", str(file),
              "--length", str(CHECK_LENGTH), *export_options.split()])
         files.append(str(file))
-    check = [python, "-B", str(Path(__file__).with_name("check_logits.py")), *files]
-    if args.summary:
-        check += ["--summary", args.summary]
-    sys.exit(subprocess.run(check).returncode)
+    check = [python, "-B", str(Path(__file__).with_name("check_logits.py"))]
+    summary = Path(args.summary) if args.summary else work / "summary.json"
+    status = subprocess.run([*check, *files, "--summary", str(summary)]).returncode
+    if status != 0:
+        sys.exit(status)
+
+    # The same in float64: what remains is the rounding of the C++ float32 logits.
+    exact = work / "float64.json"
+    status = subprocess.run([*check, *files, "--dtype", "float64", "--summary", str(exact)])
+    if status.returncode != 0:
+        sys.exit(status.returncode)
+
+    # [perturbed]
+    # The check must fail when an encoding is 1% wrong: ALiBi's slopes, RoPE's angles.
+    perturbed = {}
+    for perturbation, prefix in (("alibi-slopes", "alibi"), ("rope-angles", "rope")):
+        chosen = [f for f in files if Path(f).name.startswith(prefix)]
+        result = work / f"perturbed-{perturbation}.json"
+        print(f"export_and_check: now with {perturbation} 1% wrong, which the check must catch:")
+        status = subprocess.run([*check, *chosen, "--perturb", perturbation,
+                                 "--summary", str(result)]).returncode
+        if status != 1:
+            sys.exit(f"export_and_check: with {perturbation} 1% wrong the check should fail "
+                     f"(exit 1), but it exited {status}")
+        perturbed[perturbation] = json.loads(result.read_text(encoding="utf-8"))
+    # The same in float64: what remains is the rounding of the C++ float32 logits.
+    exact = work / "float64.json"
+    status = subprocess.run([*check, *files, "--dtype", "float64", "--summary", str(exact)])
+    if status.returncode != 0:
+        sys.exit(status.returncode)
+
+    # [perturbed]
+    merged = json.loads(summary.read_text(encoding="utf-8"))
+    float64 = json.loads(exact.read_text(encoding="utf-8"))
+    merged["float64"] = {key: float64[key] for key in ("files", "min_error", "max_error")}
+    merged["perturbed"] = {name: {key: p[key] for key in ("files", "min_error", "max_error",
+                                                          "table")}
+                           for name, p in perturbed.items()}
+    summary.write_text(json.dumps(merged, indent=2) + "\n", encoding="utf-8")
+    print("export_and_check: every model matches, and both perturbed encodings fail the check")
 
 
 if __name__ == "__main__":
