@@ -17,7 +17,11 @@ import struct
 import sys
 from pathlib import Path
 
-import torch
+try:
+    import torch
+except ImportError:
+    sys.exit(f"check_logits: {sys.executable} has no PyTorch; use a Python that has it "
+             "(Debian: /usr/bin/python3 after scripts/install-deps.sh --torch)")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import decoder  # noqa: E402
