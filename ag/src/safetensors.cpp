@@ -94,8 +94,8 @@ struct Encoded {
 Encoded encode(const std::string& name, const SafetensorsValues& values) {
   if (const auto* ids = std::get_if<Indices>(&values)) {
     check(std::uint64_t(numel(ids->shape)) == ids->values.size(), "safetensors", "entry '", name,
-          "' has ", ids->values.size(), " ids, but its shape ", shape_string(ids->shape),
-          " holds ", numel(ids->shape));
+          "' has ", ids->values.size(), " ids, but its shape ", shape_string(ids->shape), " holds ",
+          numel(ids->shape));
     return {"I64", ids->shape, reinterpret_cast<const char*>(ids->values.data()),
             sizeof(std::int64_t) * ids->values.size()};
   }

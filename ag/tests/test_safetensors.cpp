@@ -48,8 +48,8 @@ TEST(Safetensors, HeaderParsesBackToWhatWasWritten) {
   const Tensor a = randn({2, 3}, rng), b = randn({4}, rng, Dtype::f64), s = scalar(2.5);
   const Indices ids{{3, 1, 4, 1, 5, 9}, {2, 3}};
   const Tensor empty_rows = zeros({0, 3});
-  const Metadata metadata{{"config", "{\"layers\": 2}"}, {"note", "a \"quote\", a \\ and\n\t"},
-                          {"π", "ünïcode"}};
+  const Metadata metadata{
+      {"config", "{\"layers\": 2}"}, {"note", "a \"quote\", a \\ and\n\t"}, {"π", "ünïcode"}};
   const Parsed p = parse(safetensors_bytes(
       {{"a", a}, {"blocks.0.b", b}, {"scalar", s}, {"check.tokens", ids}, {"empty", empty_rows}},
       metadata));

@@ -78,8 +78,7 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("--out", flags->out, "the .safetensors file to write")
       ->required()
       ->check(not_empty("a file name"));
-  cmd->add_option("--length", flags->length,
-                  "T of the check input (default: the training length)")
+  cmd->add_option("--length", flags->length, "T of the check input (default: the training length)")
       ->check(whole_number<std::int64_t>(limits::length.low, limits::length.high));
   cmd->add_option("--batch", flags->batch, "B of the check input")
       ->capture_default_str()
@@ -96,14 +95,14 @@ void add_export_command(CLI::App& app) {
     const TrainConfig& config = trainer->config();
     const std::int64_t length = flags->length ? flags->length : config.length;
     check_memory(config, config.model.vocab, length);
-    const ag::Indices tokens =
-        check_tokens(flags->batch, length, config.model.vocab, flags->seed);
+    const ag::Indices tokens = check_tokens(flags->batch, length, config.model.vocab, flags->seed);
     ag::Tensor logits;
     {
       ag::NoGradGuard no_grad;
       try {
         logits = trainer->model().forward(tokens);  // [B, T, V]
-      } catch (const ag::Error& e) {  // a learned table shorter than --length, ...
+      } catch (const ag::Error& e) {
+        // a learned table shorter than --length, ...
         throw ag::Error("export: this model cannot run the check input of length " +
                         std::to_string(length) + " (" + e.what() + ")");
       }
@@ -113,12 +112,13 @@ void add_export_command(CLI::App& app) {
       entries.emplace_back(name, parameter);
     entries.emplace_back("check.tokens", tokens);
     entries.emplace_back("check.logits", logits);
-    const nlohmann::json check = {{"batch", flags->batch}, {"length", length},
-                                  {"seed", flags->seed}, {"offset", 0}};
+    const nlohmann::json check = {
+        {"batch", flags->batch}, {"length", length}, {"seed", flags->seed}, {"offset", 0}};
     ag::save_safetensors(
         flags->out, entries,
-        {{"format", "pe export 1: parameters under their checkpoint names; check.tokens [B, T] "
-                    "and the logits check.logits [B, T, V] of the C++ forward"},
+        {{"format",
+          "pe export 1: parameters under their checkpoint names; check.tokens [B, T] "
+          "and the logits check.logits [B, T, V] of the C++ forward"},
          {"model", model_json(*trainer).dump()},
          {"check", check.dump()},
          {"config", nlohmann::json(config).dump()},
