@@ -101,10 +101,12 @@ class Decoder(nn.Module):
 # [model]
 
 
+# [distances]
 def key_minus_query(T):
     """j - i for every query i and key j: [T, T], negative for the keys behind the query."""
     i = torch.arange(T)
     return i[None, :] - i[:, None]
+# [distances]
 
 
 # --- chapter 2: sinusoidal ------------------------------------------------------------------
