@@ -132,8 +132,8 @@ def main():
     print(f"{len(rows)} files, largest error {worst:.2e}: "
           f"{'every one within' if not failed else 'NOT all within'} {args.tolerance:g}")
     if args.summary:
-        table = ["| model | encoding and options | heads | length | max abs logit | max abs error |",
-                 "|---|---|---:|---:|---:|---:|"]
+        table = ["| model | encoding and options | heads | length | max abs logit "
+                 "| max abs error |", "|---|---|---:|---:|---:|---:|"]
         table += [f"| {r['file']} | {r['encoding']} | {r['heads']} | {r['length']} | "
                   f"{r['max_abs_logit']:.2f} | {scientific(r['max_error'])} |" for r in rows]
         summary = {"versions": {**versions, "torch": torch.__version__}, "dtype": args.dtype,

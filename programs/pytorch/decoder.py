@@ -403,7 +403,7 @@ class Options:
         text = self.given[key]
         if kind is bool:
             if text not in ("true", "1", "false", "0"):
-                raise ValueError(f"{self.encoding}: option {key} must be true or false, got '{text}'")
+                raise ValueError(f"{self.encoding}: option {key} is true or false, not '{text}'")
             return text in ("true", "1")
         return kind(text)
 
