@@ -2,7 +2,8 @@
 # Reruns everything the book quotes with the current build and regenerates the quoted numbers:
 # the full `pe table` (with its extrapolation table), then each chapter's experiment writing its
 # committed summary (chapters 0 and 1 too, which train nothing of the table's), then the
-# chapters' figures, then the blocks and marked numbers of the READMEs. Run from the top of the repository, after a build:
+# chapters' figures, then appendix D's PyTorch check, then the blocks and marked numbers of the
+# READMEs. Run from the top of the repository, after a build:
 #
 #   programs/tools/refresh-results.sh [build-dir]        (default build/default)
 #
@@ -67,5 +68,14 @@ for chapter in 02-sinusoidal 03-learned 04-relative 05-rope 06-alibi 07-nope 08-
     fi
   done
 done
+
+# Appendix D: the PyTorch check writes its summary into the build folder (no PyTorch: skipped).
+rm -f "$build/programs/pytorch/check/summary.json"
+ctest --test-dir "$build" -L pytorch --output-on-failure
+if [ -f "$build/programs/pytorch/check/summary.json" ]; then
+  cp "$build/programs/pytorch/check/summary.json" chapters/D-pytorch/results/summary.json
+else
+  echo "refresh-results: no PyTorch, so appendix D keeps its committed summary" >&2
+fi
 
 programs/tools/results.py update README.md chapters/*/README.md
