@@ -89,8 +89,9 @@ int main(int argc, char** argv) {
                               {"min_ms", options.min_ms},
                               {"memory_mib", options.memory_mib},
                               {"versions", pe::build_versions()}};
-    // The CPU the numbers were measured on.
+    // The CPU the numbers were measured on, and how busy it was as the run started.
     summary["machine"] = bench::machine();
+    summary["machine"]["load_average"] = bench::load_average();
     pe::StdoutCapture capture;  // what it prints goes to the summary too
     std::printf("SIMD path of the kernels: %s; float32, one thread, best of %d repetitions\n",
                 ag::kernels::simd_path_name(), options.repetitions);

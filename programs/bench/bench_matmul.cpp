@@ -175,7 +175,7 @@ void print_summary(const RecordingReporter& reporter, const std::vector<bench::P
     const double blas = reporter.gflops(run_name(Library::OpenBLAS, false, s));
     const double ours_t = reporter.gflops(run_name(Library::Ours, true, s));
     const double blas_t = reporter.gflops(run_name(Library::OpenBLAS, true, s));
-    std::snprintf(line, sizeof line, "%-16s %8.1f %9.1f %6.2fx %7.2fx %9.1f %9.1f %6.2fx %7.2fx\n",
+    std::snprintf(line, sizeof line, "%-16s %8.1f %9.1f %6.2fx %8.2f %9.1f %9.1f %6.2fx %8.2f\n",
                   s.name().c_str(), ours, blas, ratio(ours, blas), ratio(ours, peak), ours_t,
                   blas_t, ratio(ours_t, blas_t), ratio(ours_t, peak));
     text += line;
@@ -251,6 +251,7 @@ int main(int argc, char** argv) {
       {"simd", ag::kernels::simd_path_name()},
       {"openblas_core",
        openblas_get_corename && openblas_get_corename() ? openblas_get_corename() : "unknown"}};
+  summary["machine"]["load_average"] = bench::load_average();  // how busy, as it starts
   std::unique_ptr<pe::StdoutCapture> capture;  // what it prints goes to the summary too
   if (!summary_path.empty()) capture = std::make_unique<pe::StdoutCapture>();
   // The peak before and after the gemm runs, the better of the two: load from other

@@ -11,11 +11,13 @@
 // --summary FILE writes what it printed and its numbers by name, as JSON (written whole), for
 // the text that quotes them (appendix A: chapters/A-performance/results/train_step.json):
 // peak.{isa,gflops}, step_gflop, threads.<N>.{ms,gflops,of_limit} (and threads.2.speedup, the
-// one-thread time over the two-thread time), peak_memory_mb, and with --profile the profile:
+// one-thread time over the two-thread time), peak_memory_mb, machine (the CPU, and the load
+// average as it started), and with --profile the profile:
 // profile.ops.<op>.<phase>.{calls,ms,ms_per_step,share}, profile.by_op.<op>.{ms,share} (its
 // phases together), profile.outside, profile.wall_ms, profile.gemm.{share,ms_per_step,gflops,
-// of_peak} (the matrix products' part of the wall time, and their speed inside the step) and
-// profile.other_share (everything else). Shares are fractions of the profile's wall time.
+// of_peak,headroom} (the matrix products' part of the wall time, their speed inside the step,
+// and the peak over that speed: what a second thread on the same FMA units could gain at most)
+// and profile.other_share (everything else). Shares are fractions of the profile's wall time.
 //
 //   bench_train_step [--steps N] [--layers L] [--heads H] [--profile] [--summary FILE]
 #include <sys/resource.h>
@@ -121,7 +123,9 @@ nlohmann::json profile_summary(const ag::profile::Report& report, int steps, dou
   out["gemm"] = {{"share", gemm / wall},
                  {"ms_per_step", gemm_ms_per_step},
                  {"gflops", gemm_gflops},
-                 {"of_peak", peak > 0 ? gemm_gflops / peak : 0.0}};
+                 {"of_peak", peak > 0 ? gemm_gflops / peak : 0.0},
+                 // how much faster the products could run at most on this thread's FMA units
+                 {"headroom", gemm_gflops > 0 ? peak / gemm_gflops : 0.0}};
   out["other_share"] = 1 - gemm / wall;
   return out;
 }
@@ -163,6 +167,7 @@ int main(int argc, char** argv) {
                             {"profile", profile},
                             {"versions", pe::build_versions()},  // the commit, read as it starts
                             {"machine", bench::machine()}};
+  summary["machine"]["load_average"] = bench::load_average();  // how busy, as it starts
   std::unique_ptr<pe::StdoutCapture> capture;  // what it prints goes to the summary too
   if (!summary_path.empty()) capture = std::make_unique<pe::StdoutCapture>();
   // The peak of the instruction set the kernels run on (the widest the CPU has, unless PE_SIMD

@@ -124,4 +124,11 @@ std::map<std::string, std::string> machine() {
   return out;
 }
 
+double load_average() {
+  std::ifstream loadavg("/proc/loadavg");
+  double one_minute = 0;
+  if (!(loadavg >> one_minute)) return 0;
+  return one_minute;
+}
+
 }  // namespace bench

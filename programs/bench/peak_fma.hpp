@@ -20,4 +20,8 @@ std::vector<Peak> measure_fma_peaks(int repetitions);
 /// number of logical CPUs.
 std::map<std::string, std::string> machine();
 
+/// The machine's load average over the last minute (/proc/loadavg), as a measurement starts:
+/// how many processes wanted a core. 0 where it is not known.
+double load_average();
+
 }  // namespace bench

@@ -18,8 +18,11 @@
 #                    keeping the committed file, without qemu-x86_64)
 #   train_step.json  bench_train_step --steps 20 --profile (section 5)
 #   compare.json     programs/bench/compare_train_step.sh with 20 steps (section 6)
-# It takes about a quarter of an hour on an idle 2-core machine. Afterwards, read the sentences
-# around every number that changed (`git diff`): the text must still say what the runs show.
+# It took 14 minutes on a loaded 2-core machine (PyTorch's 8-layer model at two threads is the
+# longest part). Afterwards, read the sentences around every number that changed (`git diff`):
+# the text must still say what the runs show; and where the machine is another than the one the
+# appendix's note [^machine] describes (each summary records it), that note and the sentences
+# that name the CPU must follow.
 set -eu
 build=${1:-build/default}
 results=chapters/A-performance/results
@@ -38,10 +41,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 experiment=$build/chapters/A-performance/chA_experiment
 
-# Sections 1 and 4, and the roofline figure.
-"$experiment" --out "$work/chA" --summary "$results/summary.json"
-if [ -f "$work/chA/roofline.png" ]; then
-  cp "$work/chA/roofline.png" chapters/A-performance/figures/roofline.png
+# Sections 1 and 4, and the roofline figure (the CSV files stay in results/chA, as the appendix
+# says).
+"$experiment" --out results/chA --summary "$results/summary.json"
+if [ -f results/chA/roofline.png ]; then
+  cp results/chA/roofline.png chapters/A-performance/figures/roofline.png
 else
   echo "refresh-appendix-a: no roofline.png (gnuplot missing?); kept the committed figure" >&2
 fi
