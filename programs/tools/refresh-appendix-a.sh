@@ -18,8 +18,8 @@
 #                    keeping the committed file, without qemu-x86_64)
 #   train_step.json  bench_train_step --steps 20 --profile (section 5)
 #   compare.json     programs/bench/compare_train_step.sh with 20 steps (section 6)
-# It took 14 minutes on a loaded 2-core machine (PyTorch's 8-layer model at two threads is the
-# longest part). Afterwards, read the sentences around every number that changed (`git diff`):
+# It took 10 to 14 minutes on a loaded 2-core machine (PyTorch's 8-layer model at two threads
+# is the longest part; the qemu run about 2 minutes). Afterwards, read the sentences around every number that changed (`git diff`):
 # the text must still say what the runs show; and where the machine is another than the one the
 # appendix's note [^machine] describes (each summary records it), that note and the sentences
 # that name the CPU must follow.
