@@ -13,6 +13,10 @@
 # (chapter 6's 8 heads, chapter 7's 8 layers) train in their experiments. Afterwards, read the
 # sentences around every number that changed (`git diff`): the text must still say what the
 # runs show.
+#
+# Appendix A's numbers are speeds, not training runs: programs/tools/refresh-appendix-a.sh
+# reruns them (on a quiet machine) and writes chapters/A-performance/results/; this script only
+# regenerates the appendix's quotes from the summaries committed there.
 set -eu
 build=${1:-build/default}
 
