@@ -1,8 +1,8 @@
 """The walk: every command of the book's shell blocks, run as a reader runs it
 (programs/tools/walk_chapters.py), or covered by a marker right above its block that says what
-runs instead and why.
+runs instead and why (the grammar's reference is base/markers/__init__.py).
 
-    <!-- walk 1: fast: build/default/pe train --encoding rope --task shiftk --steps 20 --out build/walk/rope # 1,500 steps -->
+    <!-- walk 1: fast: build/default/pe train -e rope --steps 20 --out build/walk # 1,500 steps -->
     <!-- walk 3-4: skip: the WebAssembly build is CI's live-pages stage -->
     ```sh
     ...
@@ -12,12 +12,13 @@ A shell block is a fenced block whose info string is sh (or bash, shell). Its co
 lines, blank lines and comment lines left out, a line that ends in a backslash joined to the
 next, and a compound command (for ... do ... done, if ... then ... fi) running on to its end;
 `&&` chains and pipes are one command. The markers stand on the lines right above the fence,
-one per line (other one-line markers may stand between them and the fence); N counts the block's commands from 1 (`N-M`, or `all`, for several). `fast` runs
-the variant instead of command N: the same programs in the same order (the program and the
-plain words after it: `build/default/pe train`, `cmake`), a command that trains briefly, its
-reason after ` # `. `skip` runs nothing, for the reason given. A command that trains for long
-(`pe train` without a small --steps, `pe table` without --fast, a chapter's experiment from
-chapter 2 on without --fast or a small --steps) must be covered by a marker.
+one per line (other one-line markers may stand between them and the fence); N counts the
+block's commands from 1 (`N-M`, or `all`, for several). `fast` runs the variant instead of
+command N: the same programs in the same order (the program and the plain words after it:
+`build/default/pe train`, `cmake`), a command that trains briefly, its reason after ` # `.
+`skip` runs nothing, for the reason given. A command that trains for long (`pe train` without
+a small --steps, `pe table` without --fast, a chapter's experiment from chapter 2 on without
+--fast or a small --steps) must be covered by a marker.
 """
 import re
 from dataclasses import dataclass, field
@@ -292,7 +293,7 @@ def walk_blocks(lines):
 def _plan(block, markers, problems):
     """Fills block.steps from its markers; adds what is wrong to problems."""
     count = len(block.commands)
-    covered = {}
+    covered, claimed = {}, set()
     for line, body in markers:
         m = _MARKER_BODY.match(body)
         if not m:
@@ -304,6 +305,7 @@ def _plan(block, markers, problems):
         if not 1 <= first <= last <= count:
             problems.append((line, f"the block has {count} commands, not {what}"))
             continue
+        claimed.update(range(first, last + 1))  # reported here when wrong, not as unmarked
         if action == "fast":
             if first != last:
                 problems.append((line, "a fast variant replaces one command, not " + what))
@@ -325,12 +327,16 @@ def _plan(block, markers, problems):
             step = None
         for n in range(first, last + 1):
             if n in covered:
-                problems.append((line, f"command {n} is already covered (line {covered[n].marker})"))
+                problems.append((line, f"command {n} is already covered (line "
+                                       f"{covered[n].marker})"))
                 continue
             covered[n] = step or Step(block.commands[n - 1], "skip", "", rest, line)
     for n, command in enumerate(block.commands, 1):
         if n in covered:
             block.steps.append(covered[n])
+            continue
+        block.steps.append(Step(command, "run", command.text))
+        if n in claimed:
             continue
         try:
             why = training(command.text)
@@ -339,7 +345,6 @@ def _plan(block, markers, problems):
         if why:
             problems.append((command.line, f"{why}: give it a fast variant or skip it, with a "
                                            "<!-- walk N: ... --> marker above its block"))
-        block.steps.append(Step(command, "run", command.text))
 
 
 def _variant_problem(command, variant):
@@ -363,4 +368,5 @@ def selects_no_tests(output):
     """True when ctest's output says that its selection held no test: "No tests were found"
     (ctest exits with 0 then, unless its preset says noTestsAction: error) or, when it only
     lists them (-N), "Total Tests: 0"."""
-    return "No tests were found" in output or re.search(r"^Total Tests: 0$", output, re.M) is not None
+    return ("No tests were found" in output
+            or re.search(r"^Total Tests: 0$", output, re.M) is not None)

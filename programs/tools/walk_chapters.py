@@ -7,8 +7,8 @@ or skips it (the grammar: base/markers/walk.py, listed in base/markers/__init__.
     walk_chapters.py check [ROOT]    the markers only: each one well formed and in its place,
                                      every long training covered (ctest: ChapterWalkIsMarked)
     walk_chapters.py plan [ROOT]     every command and what the walk does with it
-    walk_chapters.py run [--reuse-build] [--verbose] [--limit SECONDS] [ROOT]
-                                     the walk (CI's stage "the chapters as a reader runs them")
+    walk_chapters.py run [--reuse-build] [--from PATH] [--verbose] [--limit SECONDS] [ROOT]
+                                     the walk (CI's walk stage), from the file PATH on if given
 
 The walk fails on a command that exits with another status than 0, on a ctest whose selection
 holds no test, on a command other than a build or a test run that takes more than --limit
@@ -162,16 +162,22 @@ def run(root, args):
     found = check(root)
     if found is None:
         return 1
-    plan, steps, counts = found
+    plan = found[0]
     before = tracked_state(root)
     logs = root / "build" / "walk" / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     walk_start = time.monotonic()
     number = 0
+    started = not args.start
+    done = {"run": 0, "fast": 0, "skip": 0}
     for path, blocks in plan:
+        started = started or shown(root, path).startswith(args.start)
+        if not started:
+            continue
         for block in blocks:
             for step in block.steps:
                 number += 1
+                done[step.action] += 1
                 where = f"{shown(root, path)}:{step.command.line}"
                 clock = time.strftime("%H:%M:%S")
                 if step.action == "skip":
@@ -202,8 +208,7 @@ def run(root, args):
         print(after[0] if after else "(git status failed)", file=sys.stderr)
         return 1
     print(f"walk: every command worked, in {time.monotonic() - walk_start:.0f} s: "
-          f"{counts['run']} run as written, {counts['fast']} fast variants, {counts['skip']} "
-          "skipped")
+          f"{done['run']} run as written, {done['fast']} fast variants, {done['skip']} skipped")
     return 0
 
 
@@ -218,6 +223,9 @@ def main(argv):
             p.add_argument("--reuse-build", action="store_true",
                            help="walk even though build/default is configured already")
             p.add_argument("--verbose", action="store_true", help="show every command's output")
+            p.add_argument("--from", dest="start", default="", metavar="PATH",
+                           help="start at the first file whose path starts with PATH "
+                                "(chapters/05; with --reuse-build, for trying a marker)")
             p.add_argument("--limit", type=int, default=300,
                            help="seconds a command other than a build or a test run may take")
     args = parser.parse_args(argv)
