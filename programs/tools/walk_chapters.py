@@ -170,6 +170,7 @@ def run(root, args):
     number = 0
     started = not args.start
     done = {"run": 0, "fast": 0, "skip": 0}
+    last_skip = None  # the marker of the command skipped just before, if any
     for path, blocks in plan:
         started = started or shown(root, path).startswith(args.start)
         if not started:
@@ -181,9 +182,12 @@ def run(root, args):
                 where = f"{shown(root, path)}:{step.command.line}"
                 clock = time.strftime("%H:%M:%S")
                 if step.action == "skip":
-                    print(f"walk: [{clock}] {where}: skipped ({step.reason}): "
+                    why = "as above" if step.marker == last_skip else step.reason
+                    print(f"walk: [{clock}] {where}: skipped ({why}): "
                           f"{one_line(step.command.text)}", flush=True)
+                    last_skip = step.marker
                     continue
+                last_skip = None
                 kind = "fast variant" if step.action == "fast" else "run"
                 print(f"walk: [{clock}] {where}: {kind}: {one_line(step.text)}", flush=True)
                 log_path = logs / f"{number:03d}.log"
