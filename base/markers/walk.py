@@ -195,7 +195,7 @@ def training(text):
 
 def _block_commands(lines, start, end):
     """The commands of the block lines[start:end] (0-based), each with its 1-based line."""
-    commands, text, first, depth = [], "", 0, 0
+    commands, text, first = [], "", 0
     for i in range(start, end):
         line = lines[i]
         if not text and (not trim(line) or trim(line).startswith("#")):
@@ -206,13 +206,11 @@ def _block_commands(lines, start, end):
         if line.endswith("\\"):
             continue
         try:
-            depth = 0
-            for parts in _command_words(text):
-                depth += parts
-        except MarkerError as e:
-            raise MarkerError(f"line {i + 1}: {e}") from None
-        if depth > 0:
-            continue  # a loop or a condition goes on
+            if _nesting(text) > 0:
+                continue  # a loop or a condition goes on
+        except MarkerError:
+            continue  # a quote goes on to the next line
+
         commands.append(Command(first, text))
         text = ""
     if text:
@@ -220,20 +218,21 @@ def _block_commands(lines, start, end):
     return commands
 
 
-def _command_words(text):
-    """+1 for each word that opens a compound command's body, -1 for each that closes it,
-    counted where a command starts."""
-    at_start = True
+def _nesting(text):
+    """How many compound commands the text leaves open: +1 for each word that opens one's body
+    (do, then), -1 for each that closes it (done, fi), counted where a command starts."""
+    depth, at_start = 0, True
     for w in words(text):
         if w in _OPERATORS:
             at_start = True
             continue
         if at_start and w in _OPENERS:
-            yield 1
+            depth += 1
         elif at_start and w in _CLOSERS:
-            yield -1
+            depth -= 1
         at_start = at_start and (w in _LEADING or w in _OPENERS or w in _CLOSERS
                                  or bool(_ASSIGNMENT.match(w)))
+    return depth
 
 
 def _marker_range(what, count):

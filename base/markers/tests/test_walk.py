@@ -83,9 +83,16 @@ class Commands(unittest.TestCase):
         self.assertEqual(problems, [])
 
     def test_a_command_must_end_in_its_block(self):
-        _, problems = steps(["```sh", "a \\", "```"])
-        self.assertEqual(len(problems), 1)
-        self.assertIn("does not end", problems[0][1])
+        for lines in (["```sh", "a \\", "```"], ["```sh", "for x in 1; do", "a", "```"],
+                      ["```sh", 'echo "a', "```"]):
+            _, problems = steps(lines)
+            self.assertEqual(len(problems), 1, lines)
+            self.assertIn("does not end", problems[0][1])
+
+    def test_a_quote_over_two_lines_and_a_condition(self):
+        found, _ = steps(["```sh", 'echo "a', 'b"', "if true; then", "  a", "fi", "```"])
+        self.assertEqual([text for _, _, text, _ in found],
+                         ['echo "a\nb"', "if true; then\n  a\nfi"])
 
 
 class Markers(unittest.TestCase):
