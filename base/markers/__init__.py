@@ -87,7 +87,7 @@ from 1: its lines without blank and comment lines, a line ending in a backslash 
 next, a loop (for ... do ... done) one command, and an `&&` chain or a pipe one command; `N-M`
 or `all` name several.
 
-    <!-- walk 1: fast: build/default/pe train -e rope --steps 20 --out build/walk # 1,500 steps -->
+    <!-- walk 1: fast: build/default/pe train -e rope --steps 2 --out build/walk # 1,500 steps -->
     <!-- walk 3-4: skip: CI's live-pages stage builds the module and the book with it -->
     ```sh
     build/default/pe train -e rope

@@ -2,7 +2,7 @@
 (programs/tools/walk_chapters.py), or covered by a marker right above its block that says what
 runs instead and why (the grammar's reference is base/markers/__init__.py).
 
-    <!-- walk 1: fast: build/default/pe train -e rope --steps 20 --out build/walk # 1,500 steps -->
+    <!-- walk 1: fast: build/default/pe train -e rope --steps 2 --out build/walk # 1,500 steps -->
     <!-- walk 3-4: skip: the WebAssembly build is CI's live-pages stage -->
     ```sh
     ...
