@@ -63,7 +63,16 @@ def shown(root, path):
 
 
 def one_line(text):
-    return " ".join(line.strip().rstrip("\\").strip() for line in text.split("\n"))
+    """A command of several lines on one line, as bash reads it: a line end is a `;` unless
+    the line ends in a backslash or in a word after which the command goes on."""
+    out = ""
+    for line in text.split("\n"):
+        line = line.strip()
+        if out:
+            goes_on = out.endswith(("\\", "|", "&&", "||", "do", "then", "else"))
+            out = (out.rstrip("\\").rstrip() + " ") if goes_on else out + "; "
+        out += line
+    return out
 
 
 def check(root):
