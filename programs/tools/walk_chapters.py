@@ -24,6 +24,7 @@ usage error or a tree that is not fresh.
 import argparse
 import hashlib
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -220,7 +221,9 @@ def run(root, args):
               "the committed results alone):", file=sys.stderr)
         print(after[0] if after else "(git status failed)", file=sys.stderr)
         return 1
-    print(f"walk: every command worked, in {time.monotonic() - walk_start:.0f} s: "
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(f"walk: every command worked, in {time.monotonic() - walk_start:.0f} s (their CPU "
+          f"time: {used.ru_utime + used.ru_stime:.0f} s): "
           f"{done['run']} run as written, {done['fast']} fast variants, {done['skip']} skipped")
     return 0
 
