@@ -4,7 +4,8 @@ code and its runs, and the one implementation of each (Python 3, standard librar
 Every tool that reads a marker imports this package: programs/tools/snippets.py and
 programs/tools/results.py (the checkers behind the tests SnippetsMatchSources and
 QuotedResultsMatchSummaries), programs/coursework (the handout), docs/md_filter.py (the
-Doxygen book) and .ci/run (python3 -m markers test-command README.md).
+Doxygen book), programs/tools/walk_chapters.py (the walk) and .ci/run (python3 -m markers
+test-command README.md).
 
 Snippet quote (markdown; snippets.py): the comment names a source file, relative to the
 repository, and a region in it; the fenced block right after it holds the region's lines.
@@ -95,6 +96,32 @@ not open a code fence, so that the README's command and CI's cannot drift apart.
     cmake --preset default && cmake --build --preset default && ctest --preset default
     ```
 
+Walk (markdown; walk.py): every command of a shell block (```sh) of the chapters and
+README.md runs as written, in reading order, from the top of the repository (CI's walk stage,
+programs/tools/walk_chapters.py), unless a marker on the lines right above the block (other
+one-line markers may stand between) says what runs instead. N numbers the block's commands
+from 1: its lines without blank and comment lines, a line ending in a backslash joined to the
+next, a loop (for ... do ... done) one command, and an `&&` chain or a pipe one command; `N-M`
+or `all` name several.
+
+    <!-- walk 1: fast: build/default/pe train -e rope --steps 2 --out build/walk # 1,500 steps -->
+    <!-- walk 3-4: skip: CI's live-pages stage builds the module and the book with it -->
+    ```sh
+    build/default/pe train -e rope
+    ...
+    ```
+
+  `fast: COMMAND # REASON` runs COMMAND instead of command N: the same programs in the same
+  order (a program is the first word of a simple command, after variable assignments, with
+  the plain lower-case words that follow it: `build/default/pe train`, `cmake`), a command that
+  does not train for long, and nothing after the first ` # ` but the reason. It writes where
+  the reader's command would (a later line reads it) or under build/walk/, never into a tracked
+  file: the walk fails when git status shows a change. `skip: REASON` runs nothing. A command
+  that trains for long (`pe train` without --steps of at most 200, `pe table` without --fast
+  or such --steps, a chapter's experiment chNN_experiment from chapter 2 on without --fast,
+  such --steps or --help) must have a marker; so must a command that takes minutes for another
+  reason (a benchmark), or the walk's time limit stops it.
+
 Live figure (markdown; comments.py): on a line of its own, the place of an interactive
 figure in the Doxygen book (programs/web/page/figures/NAME.js); a forge shows nothing.
 
@@ -115,3 +142,4 @@ from .test_labels import TestMarker, find_test_markers
 from .snippets import (HANDOUT_RECORD, Quote, Region, find_quotes, matches_around_tasks,
                        quoted_lines, source_region, student_tasks, with_quotes_replaced)
 from .tasks import TaskRegion, find_task_regions, task_marker
+from .walk import Block, Command, Step, walk_blocks

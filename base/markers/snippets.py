@@ -2,6 +2,7 @@
 
     <!-- snippet: ag/src/engine.cpp#record -->     in the markdown, before a fenced block
     // [record]                                    in the source, before and after the region
+    # [record]                                     the same in a Python source (.py)
 """
 import json
 import re
@@ -13,8 +14,17 @@ from .lines import ShownCode, closing_fence, fence_of, with_spans_replaced
 from .tasks import task_marker
 
 _QUOTE = re.compile(r"^\s*<!--\s*snippet:\s*(\S*)\s*-->\s*$", re.A)
-# A line that is only a region's marker (of this region or another one).
-_REGION_MARKER_LINE = re.compile(r"^\s*//\s*\[[A-Za-z0-9_.-]+\]\s*$", re.A)
+# A line that is only a region's marker (of this region or another one), by the comment of
+# its language: `#` in Python, `//` in C++.
+_REGION_MARKER_LINE = {
+    "//": re.compile(r"^\s*//\s*\[[A-Za-z0-9_.-]+\]\s*$", re.A),
+    "#": re.compile(r"^\s*#\s*\[[A-Za-z0-9_.-]+\]\s*$", re.A),
+}
+
+
+def _line_comment(file):
+    """How a comment starts in the source file's language: `#` in Python, `//` elsewhere."""
+    return "#" if str(file).endswith(".py") else "//"
 
 # A handout's record of the tasks it stubs (written by programs/coursework/handout at the
 # handout's root): in a handout, the code of those tasks is the student's.
@@ -34,7 +44,8 @@ def source_region(source, file, name, student_tasks=()):
     """The region `name` of a source file's lines (file names it in errors). The code of the
     tasks in student_tasks is the student's: parts then says what a quote must hold around
     it. Raises MarkerError when the region is not enclosed by exactly two markers, or empty."""
-    marker = f"// [{name}]"
+    comment = _line_comment(file)
+    marker = f"{comment} [{name}]"
     at = [i for i, line in enumerate(source) if marker in line]
     if len(at) != 2:
         raise MarkerError(f"marker '{marker}' occurs {len(at)} times in {file} "
@@ -48,7 +59,7 @@ def source_region(source, file, name, student_tasks=()):
             if in_student and student_task is None:
                 student_task = task.task
             continue
-        if _REGION_MARKER_LINE.match(line):
+        if _REGION_MARKER_LINE[comment].match(line):
             continue
         kept.append(line.rstrip(" \t"))
         theirs.append(in_student)

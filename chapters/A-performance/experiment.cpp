@@ -9,8 +9,9 @@
 // same numbers as CSV files and the roofline figure (when gnuplot is there) to DIR, and the
 // summary the appendix quotes (DIR/summary.json unless --summary names another file: the
 // book's copy is chapters/A-performance/results/summary.json): what it printed, and each number
-// by name (peak.avx512, kernels.[gemm head].of_peak, ...).
+// by name (peak.avx512, kernels.[gemm head].of_peak, large_gemms.of_peak.min, ...).
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -88,6 +89,9 @@ int main(int argc, char** argv) {
                               {"min_ms", options.min_ms},
                               {"memory_mib", options.memory_mib},
                               {"versions", pe::build_versions()}};
+    // The CPU the numbers were measured on, and how busy it was as the run started.
+    summary["machine"] = bench::machine();
+    summary["machine"]["load_average"] = bench::load_average();
     pe::StdoutCapture capture;  // what it prints goes to the summary too
     std::printf("SIMD path of the kernels: %s; float32, one thread, best of %d repetitions\n",
                 ag::kernels::simd_path_name(), options.repetitions);
@@ -149,6 +153,21 @@ int main(int argc, char** argv) {
       if (kernels_peak > 0) kernel["of_peak"] = p.gflops() / kernels_peak;
     }
     kernels_csv.write();
+    // The four large products (the layers' own, width 256 and 1024), whose range the text
+    // quotes as one claim: the lowest and highest share of the peak and speed among them.
+    const char* const large[] = {"gemm q/k/v/out", "gemm ffn expand", "gemm ffn contract",
+                                 "gemm weight grad"};
+    for (const char* name : large) {
+      if (!summary["kernels"].contains(name)) continue;
+      const nlohmann::json& kernel = summary["kernels"][name];
+      for (const char* field : {"gflops", "of_peak"}) {
+        if (!kernel.contains(field)) continue;
+        const double value = kernel[field].get<double>();
+        nlohmann::json& range = summary["large_gemms"][field];
+        range["min"] = range.contains("min") ? std::min(range["min"].get<double>(), value) : value;
+        range["max"] = range.contains("max") ? std::max(range["max"].get<double>(), value) : value;
+      }
+    }
 
     const auto fused = appendix_a::measure_fused_vs_composite(effort);
     std::printf("\nfused kernel against primitive ops (forward + backward through the engine):\n");

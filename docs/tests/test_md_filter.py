@@ -95,6 +95,13 @@ class Math(unittest.TestCase):
     def test_html_comment_stays(self):
         self.assertEqual(text("<!-- snippet: a$b -->\n$x$"), "<!-- snippet: a$b -->\n\\f$x\\f$")
 
+    def test_an_inline_value_marker_goes_and_its_number_and_blank_stay(self):
+        # Doxygen would drop a % before a comment (its no-link mark) and the blank after it.
+        self.assertEqual(text("reaches 100%<!-- value: runs.a.accuracy --> on it"),
+                         "reaches 100% on it")
+        self.assertEqual(text("`x<!-- value: shown -->` and 21<!-- value: [a b].n?word=2 --> models"),
+                         "`x<!-- value: shown -->` and 21 models")
+
     def test_text_without_dollars_is_unchanged(self):
         s = "# Title\n\nplain *text* with `code` and [a link](https://example.org)\n"
         self.assertEqual(text(s), s)

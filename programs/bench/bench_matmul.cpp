@@ -9,19 +9,36 @@
 // On a shared machine, run
 //   bench_matmul --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true
 // so that a burst of load hits both libraries alike; the table takes the best repetition.
+//
+// --summary=FILE (before or among the benchmark's own flags) also writes what it printed and
+// the table's numbers by name, as JSON written whole (appendix A quotes
+// chapters/A-performance/results/matmul.json): table (the lines of the summary table that
+// ends the output), openblas_core, machine, peak.<isa>, shapes.<MxKxN>.{ours,
+// ours_trans_b, openblas, openblas_trans_b, of_peak, of_peak_trans_b, ratio, ratio_trans_b,
+// openblas_of_avx2_peak} (GFLOP/s; of_peak divides by the widest peak, ratio is ours /
+// OpenBLAS), and the ranges over the shapes that the text quotes: of_peak.{min,max} (both of
+// our columns), ratio.{min,max}, openblas.{gflops,of_avx2_peak}.{min,max} (B as stored).
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <iostream>
 #include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "ag/files.hpp"
 #include "ag/kernels/dispatch.hpp"
 #include "ag/kernels/gemm.hpp"
 #include "ag/threads.hpp"
+#include "base/build_record.hpp"
+#include "base/stdout_capture.hpp"
 #include "programs/bench/peak_fma.hpp"
 
 // OpenBLAS, declared here rather than through <cblas.h>, whose location varies.
@@ -29,6 +46,7 @@
 // lacks it (the reference BLAS is single-threaded anyway).
 extern "C" {
 void openblas_set_num_threads(int num_threads) __attribute__((weak));
+char* openblas_get_corename(void) __attribute__((weak));
 enum CBLAS_ORDER { CblasRowMajor = 101, CblasColMajor = 102 };
 enum CBLAS_TRANSPOSE { CblasNoTrans = 111, CblasTrans = 112 };
 void cblas_sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N,
@@ -90,6 +108,7 @@ std::string run_name(Library library, bool trans_b, const Shape& s) {
 /// machine can only slow a run down, or the median when only aggregates are reported.
 class RecordingReporter : public benchmark::ConsoleReporter {
  public:
+  explicit RecordingReporter(OutputOptions options) : ConsoleReporter(options) {}
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs) {
       auto it = run.counters.find("GFLOP/s");
@@ -118,25 +137,85 @@ class RecordingReporter : public benchmark::ConsoleReporter {
   std::map<std::string, double> median_;  // the median aggregate
 };
 
-void print_summary(const RecordingReporter& reporter, const std::vector<bench::Peak>& peaks) {
-  std::printf("\nPeak (register-only FMA loop, float32, one thread, best of the repetitions):");
-  for (const bench::Peak& p : peaks) std::printf("  %s %.1f GFLOP/s", p.isa.c_str(), p.gflops);
+/// Widens [min, max] of range["min"], range["max"] to hold value.
+void widen(nlohmann::json& range, double value) {
+  range["min"] = range.contains("min") ? std::min(range["min"].get<double>(), value) : value;
+  range["max"] = range.contains("max") ? std::max(range["max"].get<double>(), value) : value;
+}
+
+/// Prints the summary table, and records it (summary["table"]: its lines) and its numbers.
+void print_summary(const RecordingReporter& reporter, const std::vector<bench::Peak>& peaks,
+                   nlohmann::json& summary) {
+  std::string text;
+  char line[512];
+  text += "Peak (register-only FMA loop, float32, one thread, best of the repetitions):";
+  for (const bench::Peak& p : peaks) {
+    std::snprintf(line, sizeof line, "  %s %.1f GFLOP/s", p.isa.c_str(), p.gflops);
+    text += line;
+    summary["peak"][p.isa] = p.gflops;
+  }
   const double peak = peaks.empty() ? 0.0 : peaks.front().gflops;
-  std::printf("\nOur gemm runs on SIMD path %s; \"of peak\" divides by the %s peak.\n",
-              ag::kernels::simd_path_name(), peaks.empty() ? "(no)" : peaks.front().isa.c_str());
-  std::printf("\nSummary (float32, single thread, GFLOP/s):\n");
-  std::printf("%-16s %8s %9s %7s %8s %9s %9s %7s %8s\n", "M x K x N", "ours", "OpenBLAS", "ratio",
-              "of peak", "ours B^T", "BLAS B^T", "ratio", "of peak");
+  double avx2_peak = 0;
+  for (const bench::Peak& p : peaks)
+    if (p.isa == "avx2") avx2_peak = p.gflops;
+  std::snprintf(line, sizeof line,
+                "\nOur gemm runs on SIMD path %s; \"of peak\" divides by the %s peak.\n",
+                ag::kernels::simd_path_name(), peaks.empty() ? "(no)" : peaks.front().isa.c_str());
+  text += line;
+  std::snprintf(line, sizeof line, "OpenBLAS runs its kernels for the CPU it calls %s.\n",
+                summary["openblas_core"].get<std::string>().c_str());
+  text += line;
+  text += "\nSummary (float32, single thread, GFLOP/s):\n";
+  std::snprintf(line, sizeof line, "%-16s %8s %9s %7s %8s %9s %9s %7s %8s\n", "M x K x N", "ours",
+                "OpenBLAS", "ratio", "of peak", "ours B^T", "BLAS B^T", "ratio", "of peak");
+  text += line;
   for (const Shape& s : kShapes) {
     auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
     const double ours = reporter.gflops(run_name(Library::Ours, false, s));
     const double blas = reporter.gflops(run_name(Library::OpenBLAS, false, s));
     const double ours_t = reporter.gflops(run_name(Library::Ours, true, s));
     const double blas_t = reporter.gflops(run_name(Library::OpenBLAS, true, s));
-    std::printf("%-16s %8.1f %9.1f %6.2fx %7.2fx %9.1f %9.1f %6.2fx %7.2fx\n", s.name().c_str(),
-                ours, blas, ratio(ours, blas), ratio(ours, peak), ours_t, blas_t,
-                ratio(ours_t, blas_t), ratio(ours_t, peak));
+    std::snprintf(line, sizeof line, "%-16s %8.1f %9.1f %6.2fx %8.2f %9.1f %9.1f %6.2fx %8.2f\n",
+                  s.name().c_str(), ours, blas, ratio(ours, blas), ratio(ours, peak), ours_t,
+                  blas_t, ratio(ours_t, blas_t), ratio(ours_t, peak));
+    text += line;
+    if (ours <= 0 && blas <= 0 && ours_t <= 0 && blas_t <= 0) continue;  // filtered out
+    summary["shapes"][s.name()] = {{"ours", ours},
+                                   {"openblas", blas},
+                                   {"ours_trans_b", ours_t},
+                                   {"openblas_trans_b", blas_t},
+                                   {"ratio", ratio(ours, blas)},
+                                   {"ratio_trans_b", ratio(ours_t, blas_t)},
+                                   {"of_peak", ratio(ours, peak)},
+                                   {"of_peak_trans_b", ratio(ours_t, peak)},
+                                   {"openblas_of_avx2_peak", ratio(blas, avx2_peak)}};
+    widen(summary["of_peak"], ratio(ours, peak));
+    widen(summary["of_peak"], ratio(ours_t, peak));
+    widen(summary["ratio"], ratio(ours, blas));
+    widen(summary["openblas"]["gflops"], blas);
+    widen(summary["openblas"]["of_avx2_peak"], ratio(blas, avx2_peak));
   }
+  std::printf("\n%s", text.c_str());
+  summary["table"] = pe::split_lines(text);
+}
+
+/// Takes --summary=FILE or --summary FILE out of the arguments (the rest are the benchmark's);
+/// "" when there is none.
+std::string take_summary_option(int& argc, char** argv) {
+  std::string file;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--summary=", 10) == 0) {
+      file = argv[i] + 10;
+    } else if (std::strcmp(argv[i], "--summary") == 0 && i + 1 < argc) {
+      file = argv[++i];
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  argv[argc] = nullptr;
+  return file;
 }
 
 }  // namespace
@@ -162,17 +241,40 @@ int main(int argc, char** argv) {
     }
   }
 
+  const std::string summary_path = take_summary_option(argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  nlohmann::json summary = {
+      {"program", "bench_matmul"},
+      {"versions", pe::build_versions()},  // the commit, read as it starts
+      {"machine", bench::machine()},
+      {"simd", ag::kernels::simd_path_name()},
+      {"openblas_core",
+       openblas_get_corename && openblas_get_corename() ? openblas_get_corename() : "unknown"}};
+  summary["machine"]["load_average"] = bench::load_average();  // how busy, as it starts
+  std::unique_ptr<pe::StdoutCapture> capture;  // what it prints goes to the summary too
+  if (!summary_path.empty()) capture = std::make_unique<pe::StdoutCapture>();
   // The peak before and after the gemm runs, the better of the two: load from other
   // processes can only lower it.
   std::vector<bench::Peak> peaks = bench::measure_fma_peaks(10);
-  RecordingReporter reporter;
+  // Colours only on a terminal: a summary keeps the plain text.
+  RecordingReporter reporter(isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_ColorTabular
+                                                   : benchmark::ConsoleReporter::OO_Tabular);
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   const std::vector<bench::Peak> after = bench::measure_fma_peaks(10);
   for (std::size_t i = 0; i < peaks.size() && i < after.size(); ++i)
     peaks[i].gflops = std::max(peaks[i].gflops, after[i].gflops);
-  print_summary(reporter, peaks);
+  print_summary(reporter, peaks, summary);
+  if (capture) {
+    summary["output"] = pe::split_lines(capture->finish());
+    try {
+      ag::write_file_atomically(summary_path, summary.dump(1) + "\n");
+    } catch (const std::exception& e) {
+      std::cerr << "bench_matmul: " << e.what() << "\n";
+      return 1;
+    }
+    std::cerr << "summary in " << summary_path << "\n";
+  }
   return 0;
 }

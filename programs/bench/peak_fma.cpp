@@ -9,6 +9,8 @@
 #include <time.h>
 
 #include <algorithm>
+#include <fstream>
+#include <thread>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -101,6 +103,32 @@ std::vector<Peak> measure_fma_peaks(int repetitions) {
   peaks.push_back({"sse2", best_gflops(mul_add_loop_sse2, 12 * 4 * 2, repetitions)});
 #endif
   return peaks;
+}
+
+std::map<std::string, std::string> machine() {
+  std::map<std::string, std::string> out = {
+      {"cpu", "unknown"}, {"cpu_family", "unknown"}, {"cpu_model", "unknown"}};
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, colon);
+    while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
+    const std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+    if (key == "model name" && out["cpu"] == "unknown") out["cpu"] = value;
+    if (key == "cpu family" && out["cpu_family"] == "unknown") out["cpu_family"] = value;
+    if (key == "model" && out["cpu_model"] == "unknown") out["cpu_model"] = value;
+  }
+  out["logical_cpus"] = std::to_string(std::thread::hardware_concurrency());
+  return out;
+}
+
+double load_average() {
+  std::ifstream loadavg("/proc/loadavg");
+  double one_minute = 0;
+  if (!(loadavg >> one_minute)) return 0;
+  return one_minute;
 }
 
 }  // namespace bench

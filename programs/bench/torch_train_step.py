@@ -5,12 +5,17 @@ The same model as chapter 1's pe::Decoder with the reference configuration (1 he
 feed-forward 1024, ReLU, pre-LayerNorm, vocabulary 26, no positional encoding) and 1 layer or
 the number given, batch 64, length 32: forward, cross-entropy, backward and an AdamW step.
 
-    torch_train_step.py [STEPS] [LAYERS]
+    torch_train_step.py [STEPS] [LAYERS] [SUMMARY]
 
 Prints one line per thread count, "threads N: X ms/step", then this process's peak resident
 memory, "peak resident memory: M MB" (run one process per model so the peaks do not mix).
+With SUMMARY, also writes the same numbers unrounded to that JSON file (written whole):
+{"pytorch": version, "steps", "layers", "threads": {"1": {"ms": ...}, "2": ...},
+"peak_memory_mb"}.
 """
+import json
 import math
+import os
 import resource
 import sys
 import time
@@ -85,12 +90,23 @@ def median_ms(threads, steps, layers):
 def main():
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 20
     layers = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    summary_path = sys.argv[3] if len(sys.argv) > 3 else None
     print(f"pytorch {torch.__version__}, {layers} layers")
+    summary = {"pytorch": torch.__version__, "steps": steps, "layers": layers, "threads": {}}
     for threads in (1, 2):
-        print(f"threads {threads}: {median_ms(threads, steps, layers):8.1f} ms/step")
+        ms = median_ms(threads, steps, layers)
+        print(f"threads {threads}: {ms:8.1f} ms/step")
+        summary["threads"][str(threads)] = {"ms": ms}
     # Linux gives ru_maxrss in kilobytes.
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak resident memory: {peak_mb:.0f} MB")
+    summary["peak_memory_mb"] = peak_mb
+    if summary_path:
+        temporary = f"{summary_path}.{os.getpid()}.tmp"
+        with open(temporary, "w", encoding="utf-8") as f:
+            json.dump(summary, f, indent=1)
+            f.write("\n")
+        os.replace(temporary, summary_path)
 
 
 if __name__ == "__main__":

@@ -17,5 +17,7 @@ void add_eval_command(CLI::App& app);     ///< `pe eval`: a checkpoint's accurac
 void add_heatmap_command(CLI::App& app);  ///< `pe heatmap`: a checkpoint's attention as a PNG
 void add_inspect_command(CLI::App& app);  ///< `pe inspect`: an encoding's tables, printed
 void add_table_command(CLI::App& app);    ///< `pe table`: every encoding on the reference tasks
+/// `pe export`: a checkpoint as safetensors, with check logits (export.cpp)
+void add_export_command(CLI::App& app);
 
 }  // namespace pe

@@ -7,6 +7,7 @@
 //   pe inspect ENCODING                   an encoding's own quantities as JSON (see each chapter)
 //   pe table                              every encoding on the reference tasks
 //   pe generate CHECKPOINT --prompt TEXT --tokens N   text from a charlm model (generate.hpp)
+//   pe export CHECKPOINT --out FILE.safetensors       the model for PyTorch, with check logits
 #include <iostream>
 
 #include "base/command_line.hpp"
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   pe::add_inspect_command(app);
   pe::add_table_command(app);
   pe::add_generate_command(app);
+  pe::add_export_command(app);
   // CLI11 reads an unknown first word as a stray argument; say plainly what it is.
   if (argc > 1 && argv[1][0] != '-') {
     const std::string word = argv[1];

@@ -2,7 +2,8 @@
 # Reruns everything the book quotes with the current build and regenerates the quoted numbers:
 # the full `pe table` (with its extrapolation table), then each chapter's experiment writing its
 # committed summary (chapters 0 and 1 too, which train nothing of the table's), then the
-# chapters' figures, then the blocks and marked numbers of the READMEs. Run from the top of the repository, after a build:
+# chapters' figures, then appendix D's PyTorch check, then the blocks and marked numbers of the
+# READMEs. Run from the top of the repository, after a build:
 #
 #   programs/tools/refresh-results.sh [build-dir]        (default build/default)
 #
@@ -12,6 +13,10 @@
 # (chapter 6's 8 heads, chapter 7's 8 layers) train in their experiments. Afterwards, read the
 # sentences around every number that changed (`git diff`): the text must still say what the
 # runs show.
+#
+# Appendix A's numbers are speeds, not training runs: programs/tools/refresh-appendix-a.sh
+# reruns them (on a quiet machine) and writes chapters/A-performance/results/; this script only
+# regenerates the appendix's quotes from the summaries committed there.
 set -eu
 build=${1:-build/default}
 
@@ -67,5 +72,14 @@ for chapter in 02-sinusoidal 03-learned 04-relative 05-rope 06-alibi 07-nope 08-
     fi
   done
 done
+
+# Appendix D: the PyTorch check writes its summary into the build folder (no PyTorch: skipped).
+rm -f "$build/programs/pytorch/check/summary.json"
+ctest --test-dir "$build" -L pytorch --output-on-failure
+if [ -f "$build/programs/pytorch/check/summary.json" ]; then
+  cp "$build/programs/pytorch/check/summary.json" chapters/D-pytorch/results/summary.json
+else
+  echo "refresh-results: no PyTorch, so appendix D keeps its committed summary" >&2
+fi
 
 programs/tools/results.py update README.md chapters/*/README.md

@@ -65,6 +65,31 @@ class SourceRegions(unittest.TestCase):
         self.assertEqual(self.error("empty"), "marker '// [empty]' in c.cpp encloses no lines")
 
 
+PYTHON_SOURCE = """def twice(x):
+    # [twice]
+    y = 2 * x  # [not a marker: text follows it]
+    # [inner]
+    return y
+    # [inner]
+    # [twice]
+x = {"key": 1}  // [twice]""".split("\n")
+
+
+class PythonRegions(unittest.TestCase):
+    def test_a_python_source_marks_regions_with_its_own_comment(self):
+        self.assertEqual(source_region(PYTHON_SOURCE, "model.py", "twice").lines,
+                         ["y = 2 * x  # [not a marker: text follows it]", "return y"])
+
+    def test_the_other_languages_comment_is_no_marker(self):
+        with self.assertRaises(MarkerError) as caught:
+            source_region(PYTHON_SOURCE, "model.cpp", "twice")
+        self.assertEqual(str(caught.exception), "marker '// [twice]' occurs 1 times in model.cpp "
+                                                "(expected 2: before and after the region)")
+        with self.assertRaises(MarkerError) as caught:
+            source_region(SOURCE, "c.py", "outer")
+        self.assertIn("marker '# [outer]' occurs 0 times in c.py", str(caught.exception))
+
+
 class AroundTasks(unittest.TestCase):
     PARTS = [["a"], ["m"], ["z"]]
 

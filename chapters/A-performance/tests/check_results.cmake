@@ -72,6 +72,17 @@ if(NOT head_fraction MATCHES "^[0-9]*\\.?[0-9]+(e[-+]?[0-9]+)?$" OR head_fractio
   message(FATAL_ERROR "summary.json: kernels.gemm head.of_peak is '${head_fraction}'")
 endif()
 
+foreach(range "gflops;min" "gflops;max" "of_peak;min" "of_peak;max")
+  string(JSON value ERROR_VARIABLE missing GET "${summary}" large_gemms ${range})
+  if(missing OR NOT value MATCHES "^[0-9]*\\.?[0-9]+(e[-+]?[0-9]+)?$")
+    message(FATAL_ERROR "summary.json: large_gemms ${range} is '${value}'")
+  endif()
+endforeach()
+string(JSON cpu ERROR_VARIABLE missing GET "${summary}" machine cpu)
+if(missing)
+  message(FATAL_ERROR "summary.json: no machine.cpu")
+endif()
+
 if(EXPECT_FIGURE)
   if(NOT EXISTS ${OUT}/roofline.png)
     message(FATAL_ERROR "gnuplot is installed but roofline.png was not written")
