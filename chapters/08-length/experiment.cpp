@@ -25,79 +25,14 @@
 #include "chapters/08-length/fortunes_corpus.hpp"
 #include "chapters/08-length/length_plan.hpp"
 #include "chapters/08-length/length_probe.hpp"
+#include "chapters/08-length/length_tables.hpp"
 #include "lab/chapter_options.hpp"
 #include "lab/figures.hpp"
 #include "lab/run.hpp"
 
-namespace {
-
 using nlohmann::json;
 
 using namespace pe::ch08;
-
-json result_json(const pe::LengthResult& r) {
-  if (!r.ran) return {{"length", r.length}, {"error", r.error}};
-  return {{"length", r.length},
-          {"accuracy", r.accuracy},
-          {"loss", r.loss},
-          {"bits", r.bits},
-          {"scored", r.scored}};
-}
-
-std::string fixed(double value, int digits) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
-
-// Mean and sample standard deviation.
-std::pair<double, double> mean_sd(const std::vector<double>& values) {
-  double mean = 0;
-  for (double v : values) mean += v;
-  mean /= double(values.size());
-  double ss = 0;
-  for (double v : values) ss += (v - mean) * (v - mean);
-  return {mean, values.size() > 1 ? std::sqrt(ss / double(values.size() - 1)) : 0.0};
-}
-
-std::string table_header(const std::vector<std::string>& first,
-                         const std::vector<std::int64_t>& lengths) {
-  std::string head = "|", rule = "|";
-  for (const std::string& column : first) {
-    head += " " + column + " |";
-    rule += "---|";
-  }
-  for (auto L : lengths) {
-    head += " " + std::to_string(L) + (L == kTrainLength ? " (train)" : "") + " |";
-    rule += "---|";
-  }
-  return head + "\n" + rule + "\n";
-}
-
-// The rows of a table as the figures take them: a name and its mean at every length.
-using MeanRows = std::vector<std::pair<std::string, std::vector<pe::LengthResult>>>;
-
-// The line plot of one table: one line per encoding against log2 of the length, and the
-// training length as a vertical line.
-void plot_against_length(const std::string& png, const std::string& title,
-                         const std::string& y_label, const MeanRows& rows,
-                         std::pair<double, double> y_range) {
-  std::vector<pe::Series> series;
-  for (const auto& [name, results] : rows) {
-    pe::Series s{name, {}, {}};
-    for (const auto& r : results) {
-      s.x.push_back(std::log2(double(r.length)));
-      s.y.push_back(r.ran ? (y_label == "accuracy" ? r.accuracy : r.bits) : std::nan(""));
-    }
-    series.push_back(s);
-  }
-  const double t = std::log2(double(kTrainLength));
-  series.push_back({"training length 32", {t, t}, {y_range.first, y_range.second}});
-  pe::write_line_plot(png, series, title, "log2 of the evaluation length (5 = 32, 9 = 512)",
-                      y_label, false, y_range);
-}
-
-}  // namespace
 
 constexpr const char* kAbout =
     "Chapter 8: every encoding trained at length 32 and evaluated at 32..512 on ShiftK, Copy "
@@ -181,7 +116,7 @@ void evaluate_runs(Experiment& e, const std::vector<LengthRun>& plan,
       at_lengths = pe::evaluate_past_training(*trainer, lengths, kSyntheticTokens);
     }
     json runs_json = json::array();
-    for (const auto& result : at_lengths) runs_json.push_back(result_json(result));
+    for (const auto& result : at_lengths) runs_json.push_back(pe::length_result_json(result));
     summary["runs"][c.task][v.name]["seed " + std::to_string(c.seed)] = {
         {"train_seconds", finished[r].summary.train_seconds}, {"results", runs_json}};
     results[c.task][v.name].push_back(at_lengths);
@@ -198,42 +133,9 @@ bool is_text(const std::string& task) { return task == std::string("charlm"); }
 std::pair<std::string, std::vector<pe::LengthResult>> row_means(Experiment& e,
                                                                 const std::string& task,
                                                                 const Variant& v) {
-  const bool text = is_text(task);
-  std::string cells;
-  std::vector<pe::LengthResult> row;
-  for (std::size_t i = 0; i < e.lengths.size(); ++i) {
-    std::vector<double> values;
-    pe::LengthResult mean;
-    mean.length = e.lengths[i];
-    for (const auto& seed_results : e.results[task][v.name]) {
-      const pe::LengthResult& one = seed_results[i];
-      if (!one.ran) mean.error = one.error;
-      values.push_back(text ? one.bits : one.accuracy);
-    }
-    if (!mean.error.empty()) {
-      cells.append(" ").append(pe::cannot_run_cell(mean.error)).append(" |");
-    } else {
-      const auto [m, sd] = mean_sd(values);
-      mean.ran = true;
-      (text ? mean.bits : mean.accuracy) = m;
-      e.summary["means"][task][v.name][std::to_string(e.lengths[i])] = {
-          {text ? "bits" : "accuracy", m}, {"sd", sd}, {"seeds", values.size()}};
-      cells += " " + fixed(m, 3) + (values.size() > 1 ? " ± " + fixed(sd, 3) : "") + " |";
-    }
-    row.push_back(mean);
-  }
-  return {cells, row};
-}
-
-// The y axis of a task's figure: accuracy from 0 to 1; on text, bits up to the worst mean, so
-// that no line leaves the figure.
-std::pair<double, double> y_range_of(const std::string& task, const MeanRows& means) {
-  if (!is_text(task)) return {0.0, 1.0};
-  double worst = 4;
-  for (const auto& [name, row] : means)
-    for (const auto& r : row)
-      if (r.ran && std::isfinite(r.bits)) worst = std::max(worst, r.bits);
-  return {1.5, std::ceil(worst + 0.5)};
+  pe::RowOverSeeds row = pe::row_over_seeds(e.results[task][v.name], e.lengths, is_text(task));
+  for (auto& [length, mean] : row.summary.items()) e.summary["means"][task][v.name][length] = mean;
+  return {row.cells, row.means};
 }
 
 // What a task's tables show, for tables.md: the metric, how much was scored, over which seeds.
@@ -256,8 +158,8 @@ std::string seeds_in_figure(const Experiment& e) {
 // there are several seeds.
 void write_task_table(Experiment& e, const std::string& task) {
   const bool text = is_text(task);
-  std::string table = table_header({"encoding"}, e.lengths);
-  MeanRows means;
+  std::string table = pe::length_table_header({"encoding"}, e.lengths, kTrainLength);
+  pe::MeanRows means;
   for (const Variant& v : kVariants) {
     const auto [cells, row] = row_means(e, task, v);
     table += "| " + v.name + " |" + cells + "\n";
@@ -267,9 +169,10 @@ void write_task_table(Experiment& e, const std::string& task) {
   e.tables += "\n" + task + ": " + what_is_shown(e, task) + "\n\n" + table;
   const std::string title = text ? "fortunes: bits per character" : task + ": held-out accuracy";
   const std::string figure = text ? std::string("charlm_bits") : task + "_accuracy";
-  plot_against_length(e.options.out + "/" + figure + ".png",
-                      title + ", trained at length 32 (" + seeds_in_figure(e) + ")",
-                      text ? "bits per character" : "accuracy", means, y_range_of(task, means));
+  pe::plot_against_length(e.options.out + "/" + figure + ".png",
+                          title + ", trained at length 32 (" + seeds_in_figure(e) + ")",
+                          text ? "bits per character" : "accuracy", means,
+                          pe::length_figure_y_range(text, means), kTrainLength);
 }
 
 // The head-width table of a task: each row of kHeadWidthVariants under its row of 8 heads.
@@ -278,8 +181,9 @@ void write_head_width_table(Experiment& e, const std::string& task) {
   const std::vector<std::int64_t>& lengths = e.lengths;
   auto row_of = [&](const Variant& v) { return row_means(e, task, v); };
   // [head-width]
-  std::string heads_table = table_header({"encoding", "heads × width"}, lengths);
-  MeanRows head_means;
+  std::string heads_table =
+      pe::length_table_header({"encoding", "heads × width"}, lengths, kTrainLength);
+  pe::MeanRows head_means;
   for (const Variant& wide : kHeadWidthVariants) {
     for (const Variant& v : kVariants) {
       if (v.encoding != wide.encoding || v.layers != wide.layers) continue;
@@ -299,10 +203,10 @@ void write_head_width_table(Experiment& e, const std::string& task) {
               std::to_string(kWidth) + "): " + what_is_shown(e, task) + "\n\n" + heads_table;
   const std::string title = text ? "fortunes: bits per character" : task + ": held-out accuracy";
   const std::string figure = text ? std::string("charlm_bits") : task + "_accuracy";
-  plot_against_length(e.options.out + "/heads_" + figure + ".png",
-                      title + ", heads of 8 and 32 (" + seeds_in_figure(e) + ")",
-                      text ? "bits per character" : "accuracy", head_means,
-                      y_range_of(task, head_means));
+  pe::plot_against_length(e.options.out + "/heads_" + figure + ".png",
+                          title + ", heads of 8 and 32 (" + seeds_in_figure(e) + ")",
+                          text ? "bits per character" : "accuracy", head_means,
+                          pe::length_figure_y_range(text, head_means), kTrainLength);
 }
 
 // Attention at 4x the training length, on ShiftK.
@@ -329,8 +233,8 @@ void write_nope_probe(Experiment& e) {
       table += "| " + std::to_string(layer) + " |";
       pe::Series s{name + ", layer " + std::to_string(layer), {}, {}};
       for (std::size_t b = 0; b < bands[layer].size(); ++b) {
-        table.append(" ").append(fixed(bands[layer][b].r2, 2));
-        table.append(" (").append(fixed(bands[layer][b].mae, 1)).append(") |");
+        table.append(" ").append(pe::fixed_digits(bands[layer][b].r2, 2));
+        table.append(" (").append(pe::fixed_digits(bands[layer][b].mae, 1)).append(") |");
         s.x.push_back(double(b * kTrainLength) + kTrainLength / 2.0);
         s.y.push_back(bands[layer][b].r2);
         summary["nope_probe"][name][std::to_string(layer)].push_back(
@@ -383,8 +287,9 @@ void write_rope_scaling(Experiment& e) {
       for (auto L : kScalingLengths) {
         const auto r = pe::held_out_bits(model->model(), held_out, L, kScoredCharacters);
         summary["rope_scaling"][method][fine_tune ? "fine-tuned" : "as trained"]
-               [std::to_string(L)] = result_json(r);
-        table.append(" ").append(r.ran ? fixed(r.bits, 3) : pe::cannot_run_cell(r.error));
+               [std::to_string(L)] = pe::length_result_json(r);
+        table.append(" ").append(r.ran ? pe::fixed_digits(r.bits, 3)
+                                       : pe::cannot_run_cell(r.error));
         table.append(" |");
         s.x.push_back(std::log2(double(L)));
         s.y.push_back(r.ran ? r.bits : std::nan(""));

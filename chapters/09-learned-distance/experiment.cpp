@@ -1,0 +1,221 @@
+// Chapter 9's experiment, on chapter 8's bench: KERPLE (both forms), FIRE, the dynamic
+// position bias and xPos, beside chapter 8's rows that they generalise, trained at length 32
+// and evaluated at 32 .. 512 on ShiftK, Copy and the fortunes character model, three seeds;
+// then the learned functions themselves: each head's bias b(d) against the distance, before
+// and after training.
+//
+//   ch09_experiment [--steps N] [--seed S] [--out DIR] [--retrain] [--fast]  (--help for more)
+//
+// Runs already finished in their folders with the same configuration are reused. The
+// experiment writes <out>/summary.json and <out>/tables.md; the chapter quotes both.
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "ag/files.hpp"
+#include "chapters/08-length/extrapolation.hpp"
+#include "chapters/08-length/fortunes_corpus.hpp"
+#include "chapters/08-length/length_tables.hpp"
+#include "chapters/09-learned-distance/decay_curves.hpp"
+#include "chapters/09-learned-distance/distance_plan.hpp"
+#include "lab/chapter_options.hpp"
+#include "lab/figures.hpp"
+#include "lab/run.hpp"
+
+using nlohmann::json;
+using pe::ch08::kScoredCharacters;
+using pe::ch08::kSyntheticTokens;
+using pe::ch08::kTrainLength;
+using namespace pe::ch09;
+
+constexpr const char* kAbout =
+    "Chapter 9: KERPLE, FIRE, the dynamic position bias and xPos beside chapter 8's rows, "
+    "trained at length 32 and evaluated at 32..512 on ShiftK, Copy and the fortunes character "
+    "model; each head's learned bias against the distance.";
+
+// The length at which the bias curves are read: the longest evaluation length.
+constexpr std::int64_t kCurveLength = 512;
+// The rows whose bias is a function of the distance, drawn as curves.
+inline const std::vector<std::string> kCurveRows = {"alibi", "t5",  "kerple", "kerple (power)",
+                                                    "fire",  "dpb"};
+inline const std::vector<std::string> kCurveTasks = {"shiftk", "charlm"};
+
+bool is_text(const std::string& task) { return task == std::string("charlm"); }
+
+// Everything the steps of the experiment share.
+struct Experiment {
+  const pe::ChapterOptions& options;
+  std::vector<std::int64_t> held_out;  // the held-out fortunes, as token ids
+  std::vector<std::int64_t> lengths;   // the evaluation lengths
+  std::int64_t seeds = 1;
+  json& summary;
+  std::string tables = {};
+  // results[task][row][s]: the row's results at every length, for seed s
+  std::map<std::string, std::map<std::string, std::vector<std::vector<pe::LengthResult>>>> results =
+      {};
+  // The seed-1 model of each row, by "task/row"
+  std::map<std::string, std::unique_ptr<pe::Trainer>> seed1_models = {};
+};
+
+void evaluate_runs(Experiment& e, const std::vector<DistanceRun>& plan,
+                   const std::vector<pe::FinishedRun>& finished) {
+  for (std::size_t r = 0; r < finished.size(); ++r) {
+    const pe::TrainConfig& c = finished[r].config;
+    const Row& row = plan[r].row;
+    auto trainer = pe::Trainer::resume(finished[r].summary.out_dir + "/checkpoint.agt");
+    std::vector<pe::LengthResult> at_lengths;
+    if (is_text(c.task)) {
+      for (auto L : e.lengths)
+        at_lengths.push_back(
+            pe::held_out_bits(trainer->model(), e.held_out, L, kScoredCharacters));
+    } else {
+      at_lengths = pe::evaluate_past_training(*trainer, e.lengths, kSyntheticTokens);
+    }
+    json runs_json = json::array();
+    for (const auto& result : at_lengths) runs_json.push_back(pe::length_result_json(result));
+    e.summary["runs"][c.task][row.name]["seed " + std::to_string(c.seed)] = {
+        {"train_seconds", finished[r].summary.train_seconds}, {"results", runs_json}};
+    e.results[c.task][row.name].push_back(at_lengths);
+    if (c.seed == e.options.seed) e.seed1_models[c.task + "/" + row.name] = std::move(trainer);
+  }
+}
+
+std::string what_is_shown(const Experiment& e, const std::string& task) {
+  const std::string over =
+      e.seeds == 1 ? "seed " + std::to_string(e.options.seed)
+                   : "mean ± standard deviation over " + std::to_string(e.seeds) + " seeds";
+  return (is_text(task) ? "held-out bits per character (" + std::to_string(kScoredCharacters) +
+                              " characters at each length), "
+                        : "held-out token accuracy (" + std::to_string(kSyntheticTokens) +
+                              " tokens at each length), ") +
+         over;
+}
+
+// A task's table (chapter 8's rows first, then this chapter's) and its figure.
+void write_task_table(Experiment& e, const std::string& task) {
+  const bool text = is_text(task);
+  std::string table = pe::length_table_header({"encoding", "chapter"}, e.lengths, kTrainLength);
+  pe::MeanRows means;
+  for (const Row& row : kRows) {
+    const pe::RowOverSeeds r = pe::row_over_seeds(e.results[task][row.name], e.lengths, text);
+    e.summary["means"][task][row.name] = r.summary;
+    table += "| " + row.name + " | " + (row.from_chapter_8 ? "8" : "9") + " |" + r.cells + "\n";
+    means.push_back({row.name, r.means});
+  }
+  e.summary["tables"][task] = pe::split_lines(table);
+  e.tables += "\n" + task + ": " + what_is_shown(e, task) + "\n\n" + table;
+  const std::string seeds = e.seeds == 1 ? std::string("one seed")
+                                         : "mean of " + std::to_string(e.seeds) + " seeds";
+  const std::string title = text ? "fortunes: bits per character" : task + ": held-out accuracy";
+  pe::plot_against_length(e.options.out + "/" + (text ? std::string("charlm_bits")
+                                                      : task + "_accuracy") + ".png",
+                          title + ", trained at length 32 (" + seeds + ")",
+                          text ? "bits per character" : "accuracy", means,
+                          pe::length_figure_y_range(text, means), kTrainLength);
+}
+
+// A run's name in file names: "kerple (power)" -> "kerple-power".
+std::string file_name(const std::string& row) {
+  std::string name;
+  for (char c : row)
+    if (std::isalnum(static_cast<unsigned char>(c))) name += c;
+    else if (!name.empty() && name.back() != '-') name += '-';
+  while (!name.empty() && name.back() == '-') name.pop_back();
+  return name;
+}
+
+// One figure of a model's curves, a line per head of the first layer, and its summary entry.
+json record_curves(const Experiment& e, const std::vector<std::vector<double>>& curves,
+                   const std::string& png, const std::string& title) {
+  std::vector<pe::Series> lines;
+  json heads = json::array();
+  for (std::size_t h = 0; h < curves.size(); ++h) {
+    pe::Series s{"head " + std::to_string(h), {}, {}};
+    json at = json::object();
+    for (std::size_t d = 0; d < curves[h].size(); ++d) {
+      s.x.push_back(double(d));
+      s.y.push_back(curves[h][d]);
+    }
+    for (std::int64_t d : kBiasDistances)
+      if (d < std::int64_t(curves[h].size())) at[std::to_string(d)] = curves[h][std::size_t(d)];
+    heads.push_back(at);
+    lines.push_back(s);
+  }
+  pe::write_line_plot(e.options.out + "/" + png, lines, title,
+                      "distance d = i - j (query at " + std::to_string(kCurveLength - 1) + ")",
+                      "bias b(d) added to the score");
+  return heads;
+}
+
+// The decay family: each bias row's b(d) in the first layer, at initialisation and after
+// training on each curve task (seed 1).
+void write_decay_curves(Experiment& e) {
+  for (const std::string& name : kCurveRows) {
+    const std::string file = file_name(name);
+    const pe::Trainer& any = *e.seed1_models.at(kCurveTasks.front() + "/" + name);
+    pe::Trainer initial(any.config());  // the same seed: the weights before the first step
+    e.summary["curves"][name]["initial"] =
+        record_curves(e, pe::bias_against_distance(initial.model(), 0, kCurveLength),
+                      "bias_" + file + "_initial.png", name + ": b(d) per head at initialisation");
+    for (const std::string& task : kCurveTasks) {
+      pe::Trainer& trained = *e.seed1_models.at(task + "/" + name);
+      e.summary["curves"][name][task] = record_curves(
+          e, pe::bias_against_distance(trained.model(), 0, kCurveLength),
+          "bias_" + file + "_" + task + ".png",
+          name + ": b(d) per head after training on " + task + " (layer 1, seed 1)");
+    }
+  }
+}
+
+void run(const pe::ChapterOptions& options) {
+  const pe::FortunesSplit corpus = pe::split_fortunes_corpus(pe::kFortunesFolder);
+  const std::string train_text = options.out + "/fortunes-train.txt";
+  ag::write_file_atomically(train_text, corpus.train);
+  const pe::CharVocabulary vocabulary(corpus.train);
+
+  Experiment e{options, vocabulary.encode(corpus.held_out),
+               options.fast ? pe::ch08::kFastLengths : pe::ch08::kLengths,
+               options.fast ? 1 : pe::ch08::kSeeds, pe::experiment_summary()};
+  const std::vector<DistanceRun> plan = plan_distance_runs(
+      options.out, options.seed, e.seeds, options.steps, train_text, vocabulary.size());
+  std::vector<pe::PlannedRun> planned;
+  for (const DistanceRun& p : plan) planned.push_back(p.run);
+  const std::vector<pe::FinishedRun> finished = pe::run_or_reuse(planned, options.run_list(2));
+
+  const pe::TrainConfig& shape = plan.front().run.config;
+  e.summary["train_length"] = kTrainLength;
+  e.summary["lengths"] = e.lengths;
+  e.summary["seeds"] = e.seeds;
+  e.summary["fast"] = options.fast;
+  e.summary["model"] = {{"width", shape.model.width}, {"heads", shape.model.heads},
+                        {"layers", shape.model.layers}, {"ffn_width", shape.model.ffn_width},
+                        {"batch", shape.batch},       {"lr", shape.lr},
+                        {"steps", shape.steps}};
+  e.summary["random_positions_max"] = kRandomPositionsMax;
+  evaluate_runs(e, plan, finished);
+  for (const std::string& task : pe::ch08::kTasks) write_task_table(e, task);
+  write_decay_curves(e);
+  ag::write_file_atomically(options.out + "/tables.md", e.tables);
+  std::printf("%s\ntables in %s/tables.md\n", e.tables.c_str(), options.out.c_str());
+}
+
+int main(int argc, char** argv) {
+  return pe::run_chapter_experiment(
+      argc, argv, "ch09_experiment", kAbout,
+      {.steps = 500,
+       .out = "results/ch09",
+       .fast_help = "a quick look in results/ch09-fast: one seed, " +
+                    std::to_string(pe::ch08::kFastSteps) + " steps, lengths " +
+                    std::to_string(pe::ch08::kFastLengths.front()) + " to " +
+                    std::to_string(pe::ch08::kFastLengths.back()) +
+                    " (the chapter quotes the full run)",
+       .fast_out = "results/ch09-fast"},
+      [](pe::ChapterOptions options) {
+        if (options.fast) options.steps = pe::ch08::kFastSteps;
+        run(options);
+      });
+}
