@@ -16,7 +16,7 @@ std::vector<std::vector<double>> bias_against_distance(const Decoder& model, std
   const ag::Tensor q = ag::zeros({1, H, 1, D}, dtype), k = ag::zeros({1, H, length, D}, dtype);
   const std::vector<double> row = attention.positions->bias(scores, q, k, length - 1).to_vector();
   std::vector<std::vector<double>> curves(static_cast<std::size_t>(H),
-                                         std::vector<double>(static_cast<std::size_t>(length)));
+                                          std::vector<double>(static_cast<std::size_t>(length)));
   for (std::int64_t h = 0; h < H; ++h)
     for (std::int64_t d = 0; d < length; ++d)
       curves[std::size_t(h)][std::size_t(d)] = row[std::size_t(h * length + (length - 1 - d))];

@@ -29,8 +29,8 @@ std::vector<DistanceRun> plan_distance_runs(const std::string& out, std::uint64_
           c.task_options["corpus"] = corpus;
           c.model.vocab = vocabulary;
         }
-        planned.push_back({row, {c, out + "/runs/" + task + "/" + run_name(row) + "-s" +
-                                        std::to_string(seed)}});
+        planned.push_back(
+            {row, {c, out + "/runs/" + task + "/" + run_name(row) + "-s" + std::to_string(seed)}});
       }
   return planned;
 }

@@ -24,11 +24,11 @@ inline const std::vector<std::int64_t> kBiasDistances = {0, 1, 2, 4, 8, 16, 31, 
 /// One row of the tables: an encoding with its options, trained with or without randomized
 /// positions, in chapter 8's model (2 layers, 8 heads of width 8).
 struct Row {
-  std::string name;                            ///< the row's name in the tables
-  std::string encoding;                        ///< a registered encoding
+  std::string name;                                 ///< the row's name in the tables
+  std::string encoding;                             ///< a registered encoding
   std::map<std::string, std::string> options = {};  ///< its options (`pe train -o`)
-  std::int64_t random_positions = 0;           ///< L_max, or 0: positions 0 .. T-1
-  bool from_chapter_8 = false;                 ///< a row of chapter 8, trained again beside
+  std::int64_t random_positions = 0;                ///< L_max, or 0: positions 0 .. T-1
+  bool from_chapter_8 = false;                      ///< a row of chapter 8, trained again beside
 };
 inline const std::vector<Row> kRows = {
     // chapter 8's rows that this chapter's encodings generalise or wrap

@@ -40,8 +40,8 @@ constexpr const char* kAbout =
 // The length at which the bias curves are read: the longest evaluation length.
 constexpr std::int64_t kCurveLength = 512;
 // The rows whose bias is a function of the distance, drawn as curves.
-inline const std::vector<std::string> kCurveRows = {"alibi", "t5",  "kerple", "kerple (power)",
-                                                    "fire",  "dpb"};
+inline const std::vector<std::string> kCurveRows = {"alibi",          "t5",   "kerple",
+                                                    "kerple (power)", "fire", "dpb"};
 inline const std::vector<std::string> kCurveTasks = {"shiftk", "charlm"};
 
 bool is_text(const std::string& task) { return task == std::string("charlm"); }
@@ -70,8 +70,7 @@ void evaluate_runs(Experiment& e, const std::vector<DistanceRun>& plan,
     std::vector<pe::LengthResult> at_lengths;
     if (is_text(c.task)) {
       for (auto L : e.lengths)
-        at_lengths.push_back(
-            pe::held_out_bits(trainer->model(), e.held_out, L, kScoredCharacters));
+        at_lengths.push_back(pe::held_out_bits(trainer->model(), e.held_out, L, kScoredCharacters));
     } else {
       at_lengths = pe::evaluate_past_training(*trainer, e.lengths, kSyntheticTokens);
     }
@@ -108,22 +107,23 @@ void write_task_table(Experiment& e, const std::string& task) {
   }
   e.summary["tables"][task] = pe::split_lines(table);
   e.tables += "\n" + task + ": " + what_is_shown(e, task) + "\n\n" + table;
-  const std::string seeds = e.seeds == 1 ? std::string("one seed")
-                                         : "mean of " + std::to_string(e.seeds) + " seeds";
+  const std::string seeds =
+      e.seeds == 1 ? std::string("one seed") : "mean of " + std::to_string(e.seeds) + " seeds";
   const std::string title = text ? "fortunes: bits per character" : task + ": held-out accuracy";
-  pe::plot_against_length(e.options.out + "/" + (text ? std::string("charlm_bits")
-                                                      : task + "_accuracy") + ".png",
-                          title + ", trained at length 32 (" + seeds + ")",
-                          text ? "bits per character" : "accuracy", means,
-                          pe::length_figure_y_range(text, means), kTrainLength);
+  pe::plot_against_length(
+      e.options.out + "/" + (text ? std::string("charlm_bits") : task + "_accuracy") + ".png",
+      title + ", trained at length 32 (" + seeds + ")", text ? "bits per character" : "accuracy",
+      means, pe::length_figure_y_range(text, means), kTrainLength);
 }
 
 // A run's name in file names: "kerple (power)" -> "kerple-power".
 std::string file_name(const std::string& row) {
   std::string name;
   for (char c : row)
-    if (std::isalnum(static_cast<unsigned char>(c))) name += c;
-    else if (!name.empty() && name.back() != '-') name += '-';
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      name += c;
+    else if (!name.empty() && name.back() != '-')
+      name += '-';
   while (!name.empty() && name.back() == '-') name.pop_back();
   return name;
 }
@@ -163,10 +163,10 @@ void write_decay_curves(Experiment& e) {
                       "bias_" + file + "_initial.png", name + ": b(d) per head at initialisation");
     for (const std::string& task : kCurveTasks) {
       pe::Trainer& trained = *e.seed1_models.at(task + "/" + name);
-      e.summary["curves"][name][task] = record_curves(
-          e, pe::bias_against_distance(trained.model(), 0, kCurveLength),
-          "bias_" + file + "_" + task + ".png",
-          name + ": b(d) per head after training on " + task + " (layer 1, seed 1)");
+      e.summary["curves"][name][task] =
+          record_curves(e, pe::bias_against_distance(trained.model(), 0, kCurveLength),
+                        "bias_" + file + "_" + task + ".png",
+                        name + ": b(d) per head after training on " + task + " (layer 1, seed 1)");
     }
   }
 }
@@ -191,9 +191,9 @@ void run(const pe::ChapterOptions& options) {
   e.summary["lengths"] = e.lengths;
   e.summary["seeds"] = e.seeds;
   e.summary["fast"] = options.fast;
-  e.summary["model"] = {{"width", shape.model.width}, {"heads", shape.model.heads},
+  e.summary["model"] = {{"width", shape.model.width},   {"heads", shape.model.heads},
                         {"layers", shape.model.layers}, {"ffn_width", shape.model.ffn_width},
-                        {"batch", shape.batch},       {"lr", shape.lr},
+                        {"batch", shape.batch},         {"lr", shape.lr},
                         {"steps", shape.steps}};
   e.summary["random_positions_max"] = kRandomPositionsMax;
   evaluate_runs(e, plan, finished);
@@ -208,11 +208,10 @@ int main(int argc, char** argv) {
       argc, argv, "ch09_experiment", kAbout,
       {.steps = 500,
        .out = "results/ch09",
-       .fast_help = "a quick look in results/ch09-fast: one seed, " +
-                    std::to_string(pe::ch08::kFastSteps) + " steps, lengths " +
-                    std::to_string(pe::ch08::kFastLengths.front()) + " to " +
-                    std::to_string(pe::ch08::kFastLengths.back()) +
-                    " (the chapter quotes the full run)",
+       .fast_help =
+           "a quick look in results/ch09-fast: one seed, " + std::to_string(pe::ch08::kFastSteps) +
+           " steps, lengths " + std::to_string(pe::ch08::kFastLengths.front()) + " to " +
+           std::to_string(pe::ch08::kFastLengths.back()) + " (the chapter quotes the full run)",
        .fast_out = "results/ch09-fast"},
       [](pe::ChapterOptions options) {
         if (options.fast) options.steps = pe::ch08::kFastSteps;
