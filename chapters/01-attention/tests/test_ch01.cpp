@@ -27,16 +27,17 @@ struct SpyPositions : AttentionPositions {
     register_parameter("weight", weight);
   }
   std::pair<Tensor, Tensor> rotate(const Tensor& q, const Tensor& k,
-                                   std::int64_t offset) const override {
-    log->rotate_offsets.push_back(offset);
+                                   const Positions& at) const override {
+    log->rotate_offsets.push_back(at.first());
     return {q, k};
   }
-  Tensor bias(const Tensor& scores, const Tensor&, const Tensor& k, std::int64_t) const override {
+  Tensor bias(const Tensor& scores, const Tensor&, const Tensor& k,
+              const Positions&) const override {
     log->bias_keys.push_back(k.size(2));
     return scores;
   }
-  Tensor values(const Tensor& out, const Tensor&, std::int64_t q_offset) const override {
-    log->values_offsets.push_back(q_offset);
+  Tensor values(const Tensor& out, const Tensor&, const Positions& at) const override {
+    log->values_offsets.push_back(at.first());
     return out;
   }
   std::shared_ptr<SpyLog> log;
@@ -46,8 +47,8 @@ struct SpyPositions : AttentionPositions {
 struct SpyEncoding : PositionalEncoding {
   std::shared_ptr<SpyLog> log = std::make_shared<SpyLog>();
   std::string name() const override { return "spy"; }
-  Tensor embed(const Tensor& x, std::int64_t offset) const override {
-    log->embed_offsets.push_back(offset);
+  Tensor embed(const Tensor& x, const Positions& at) const override {
+    log->embed_offsets.push_back(at.first());
     return x;
   }
   std::shared_ptr<AttentionPositions> make_attention_part(ag::Rng&) const override {
@@ -60,11 +61,12 @@ struct SpyEncoding : PositionalEncoding {
 // adds it.
 struct TiltPositions : AttentionPositions {
   Tensor bias(const Tensor& scores, const Tensor&, const Tensor&,
-              std::int64_t q_offset) const override {
+              const Positions& at) const override {
     const std::int64_t queries = scores.size(2), keys = scores.size(3);
     std::vector<double> tilt;
     for (std::int64_t i = 0; i < queries; ++i)
-      for (std::int64_t j = 0; j < keys; ++j) tilt.push_back(0.5 * double(j - (q_offset + i)));
+      for (std::int64_t j = 0; j < keys; ++j)
+        tilt.push_back(0.5 * double(at.keys(keys).at(j) - at.at(i)));
     return ag::add(scores, ag::from_vector(tilt, {queries, keys}, scores.dtype()));
   }
 };
