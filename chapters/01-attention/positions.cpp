@@ -15,8 +15,8 @@ Positions::Positions(std::int64_t first) : first_(first) {
 Positions::Positions(std::vector<std::int64_t> ids) : sampled_(std::move(ids)) {
   ag::check(!sampled_.empty(), "Positions", "needs at least one position id");
   for (std::size_t i = 0; i < sampled_.size(); ++i) {
-    ag::check(sampled_[i] >= 0, "Positions", "position ids must not be negative, got ",
-              sampled_[i], " at index ", i);
+    ag::check(sampled_[i] >= 0, "Positions", "position ids must not be negative, got ", sampled_[i],
+              " at index ", i);
     // sorted and distinct: the causal mask then hides exactly the later tokens, as it does
     // for contiguous positions
     ag::check(i == 0 || sampled_[i - 1] < sampled_[i], "Positions",
@@ -54,8 +54,8 @@ std::int64_t Positions::end(std::int64_t count) const {
 
 Positions Positions::keys(std::int64_t count) const {
   if (sampled_.empty()) return Positions(0);
-  ag::check(count == size(), "Positions", "sampled positions attend to keys at the same ",
-            size(), " ids (no cache), but the call has ", count, " keys");
+  ag::check(count == size(), "Positions", "sampled positions attend to keys at the same ", size(),
+            " ids (no cache), but the call has ", count, " keys");
   return *this;
 }
 
