@@ -400,7 +400,9 @@ TEST(Ch01Positions, RandomPositionsAreSortedDistinctAndInRange) {
         for (std::int64_t i = 0; i < count; ++i) {
           EXPECT_GE(ids[i], 0);
           EXPECT_LT(ids[i], max_positions);
-          if (i > 0) EXPECT_LT(ids[i - 1], ids[i]) << "sorted and distinct";
+          if (i > 0) {
+            EXPECT_LT(ids[i - 1], ids[i]) << "sorted and distinct";
+          }
         }
       }
   // T == L_max leaves no choice: 0 .. L_max-1

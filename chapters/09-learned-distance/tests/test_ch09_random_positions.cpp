@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <cmath>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -197,7 +200,9 @@ TEST(Ch09RandomPositions, TrainingOptionResumesExactlyAndEvaluatesAsTrained) {
     // evaluation: deterministic, refused past L_max unless contiguous
     EXPECT_EQ(whole.evaluate(16, 4).loss, whole.evaluate(16, 4).loss);
     EXPECT_THROW(whole.evaluate(65, 2), ag::Error);
-    if (encoding == "rope") EXPECT_NO_THROW(whole.evaluate(65, 2, EvalPositions::contiguous));
+    if (encoding == "rope") {
+      EXPECT_NO_THROW(whole.evaluate(65, 2, EvalPositions::contiguous));
+    }
   }
   std::filesystem::remove(checkpoint);
   // a learned table has L_max rows
@@ -214,4 +219,30 @@ TEST(Ch09RandomPositions, TrainingOptionResumesExactlyAndEvaluatesAsTrained) {
   TrainConfig short_range = tiny_random("rope");
   short_range.random_positions = 7;
   EXPECT_THROW(short_range.validate(), ag::Error);
+}
+
+// Chapter 8's scaling rules at sampled positions: dynamic NTK's length (and YaRN's) is the
+// largest position + 1, so the turn at the ids is the full pass's at those ids.
+TEST(Ch09RandomPositions, RopeScalingRulesSeeTheLargestPositionPlusOne) {
+  register_chapter_encodings();
+  const std::vector<std::map<std::string, std::string>> rules{
+      {{"scaling", "dynamic"}, {"train_length", "4"}},
+      {{"scaling", "yarn"}, {"scale", "2"}, {"train_length", "4"}}};
+  for (const auto& options : rules) {
+    ag::Rng rng(4);
+    EncodingSpec spec;
+    spec.model = small_decoder_config();
+    spec.options = options;
+    const auto part = make_encoding("rope", spec, rng)->make_attention_part(rng);
+    const std::int64_t D = spec.model.width / spec.model.heads;
+    const Tensor q_full = ag::randn({1, 2, kFull, D}, rng, f64);
+    const auto [q_turned, k_turned] =
+        part->rotate(take(q_full, 2, kIds), take(q_full, 2, kIds), Positions(kIds));
+    const auto [q_full_turned, k_full_turned] = part->rotate(q_full, q_full, 0);
+    EXPECT_LT(max_abs_difference(q_turned, take(q_full_turned, 2, kIds)), 1e-12)
+        << options.at("scaling");
+    // and it differs from the turn at 0 .. T-1, where the length is T = 5
+    const auto [q_short, k_short] = part->rotate(take(q_full, 2, kIds), take(q_full, 2, kIds), 0);
+    EXPECT_GT(max_abs_difference(q_turned, q_short), 1e-3) << options.at("scaling");
+  }
 }
