@@ -24,7 +24,7 @@ double estimated_bytes(const TrainConfig& c, std::int64_t vocab, std::int64_t ev
   const double C = double(c.model.width), F = double(c.model.ffn_width), H = double(c.model.heads),
                L = double(c.model.layers), V = double(vocab);
   const double D = C / H;
-  const double longest = double(c.max_length > 0 ? c.max_length : c.length);
+  const double longest = double(c.table_length());
   // Embedding, output head, and per layer four projections, the feed-forward and the norms;
   // a learned table of positions is at most longest * C more.
   const double parameters = 2 * V * C + L * (4 * C * C + 2 * C * F + 6 * C) + longest * C;

@@ -34,9 +34,10 @@ namespace pe {
 
 std::map<std::int64_t, Evaluation> evaluate_lengths(Trainer& trainer,
                                                     const std::vector<std::int64_t>& lengths,
-                                                    std::int64_t sequences) {
+                                                    std::int64_t sequences,
+                                                    EvalPositions positions) {
   std::map<std::int64_t, Evaluation> results;
-  for (auto length : lengths) results[length] = trainer.evaluate(length, sequences);
+  for (auto length : lengths) results[length] = trainer.evaluate(length, sequences, positions);
   return results;
 }
 

@@ -144,9 +144,10 @@ struct AttentionAverages {
 /// tokens, from one forward pass.
 AttentionAverages mean_attention(Trainer& trainer, std::int64_t length, std::int64_t sequences);
 
-/// Accuracy at each length on the held-out set.
-std::map<std::int64_t, Evaluation> evaluate_lengths(Trainer& trainer,
-                                                    const std::vector<std::int64_t>& lengths,
-                                                    std::int64_t sequences);
+/// Accuracy at each length on the held-out set (Trainer::evaluate: at the positions the model
+/// was trained at, or contiguous ones when asked).
+std::map<std::int64_t, Evaluation> evaluate_lengths(
+    Trainer& trainer, const std::vector<std::int64_t>& lengths, std::int64_t sequences,
+    EvalPositions positions = EvalPositions::as_trained);
 
 }  // namespace pe

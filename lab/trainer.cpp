@@ -37,6 +37,7 @@ void TrainConfig::validate() const {
   in_range("steps", steps, limits::steps);
   in_range("warmup", warmup, limits::warmup);
   in_range("max_length", max_length, limits::max_length);
+  in_range("random_positions", random_positions, limits::random_positions);
   // An infinite rate or norm would train on in NaN; a NaN fails every comparison.
   ag::check(std::isfinite(lr) && lr > 0, "TrainConfig", "lr must be a finite positive number, got ",
             lr);
@@ -48,6 +49,13 @@ void TrainConfig::validate() const {
             " is not divisible by heads ", model.heads);
   ag::check(max_length == 0 || max_length >= length, "TrainConfig", "max_length ", max_length,
             " is shorter than the training length ", length);
+  ag::check(random_positions == 0 || random_positions >= length, "TrainConfig",
+            "random_positions (L_max) ", random_positions, " is shorter than the training length ",
+            length, ": a sequence needs that many distinct positions");
+}
+
+std::int64_t TrainConfig::table_length() const {
+  return std::max(max_length > 0 ? max_length : length, random_positions);
 }
 
 void check_trainable(const TrainConfig& requested) {
@@ -57,7 +65,7 @@ void check_trainable(const TrainConfig& requested) {
   check_memory(config, config.model.vocab);
   EncodingSpec spec;
   spec.model = config.model;
-  spec.max_length = config.max_length > 0 ? config.max_length : config.length;
+  spec.max_length = config.table_length();
   spec.options = config.encoding_options;
   ag::Rng rng(config.seed);
   make_encoding(config.encoding, spec, rng);  // a name or option it does not know is an error
@@ -71,7 +79,7 @@ Trainer::Trainer(TrainConfig config) : config_(std::move(config)) {
   ag::Rng init = ag::Rng(config_.seed).fork(kInitStream);
   EncodingSpec spec;
   spec.model = config_.model;
-  spec.max_length = config_.max_length > 0 ? config_.max_length : config_.length;
+  spec.max_length = config_.table_length();
   spec.options = config_.encoding_options;
   model_ =
       std::make_unique<Decoder>(config_.model, make_encoding(config_.encoding, spec, init), init);
@@ -98,9 +106,14 @@ ag::Tensor sequence_loss(const ag::Tensor& logits, const ag::Indices& targets) {
 double Trainer::step() {
   const auto start = std::chrono::steady_clock::now();
   const Batch batch = task_->sample(config_.batch, config_.length, data_rng_);
+  // Randomized positions: one sorted draw per step from the data stream, whose state the
+  // checkpoint keeps, so that a resumed run draws what the uninterrupted one would have.
+  const Positions at = config_.random_positions > 0
+                           ? random_positions(config_.length, config_.random_positions, data_rng_)
+                           : Positions(0);
   optimizer_->lr = learning_rate(steps_done_);
   optimizer_->zero_grad();
-  ag::Tensor loss = sequence_loss(model_->forward(batch.inputs), batch.targets);
+  ag::Tensor loss = sequence_loss(model_->forward(batch.inputs, at), batch.targets);
   const double value = loss.item();
   ag::check(std::isfinite(value), "train", "training diverged at step ", steps_done_ + 1,
             ": the loss is ", value, " (a smaller --lr or --clip may help)");
@@ -116,11 +129,16 @@ double Trainer::step() {
 }
 // [train-step]
 
-Evaluation Trainer::evaluate(std::int64_t length, std::int64_t sequences) {
+Evaluation Trainer::evaluate(std::int64_t length, std::int64_t sequences, EvalPositions positions) {
   // One row in a profile: held-out evaluation is not part of a training step.
   ag::profile::Scope profile_scope("evaluate", ag::profile::Phase::other);
   ag::NoGradGuard no_grad;
   const Batch batch = task_->held_out(sequences, length, config_.seed);
+  // Ruoss et al.'s convention for a model trained at randomized positions: evaluated at
+  // positions drawn likewise, from a fixed seed, one sorted set per forward call.
+  const std::int64_t max_positions =
+      positions == EvalPositions::as_trained ? config_.random_positions : 0;
+  ag::Rng position_rng(kEvaluationPositionsSeed);
   Evaluation result;
   const std::int64_t chunk = 64;  // bounded memory at any length
   double loss_sum = 0;
@@ -132,7 +150,8 @@ Evaluation Trainer::evaluate(std::int64_t length, std::int64_t sequences) {
           {rows, length}};
     };
     const ag::Indices inputs = rows_of(batch.inputs), targets = rows_of(batch.targets);
-    ag::Tensor logits = model_->forward(inputs);  // [rows, length, V]
+    ag::Tensor logits =  // [rows, length, V]
+        model_->forward(inputs, evaluation_positions(length, max_positions, position_rng));
     const std::int64_t V = logits.size(-1);
     const std::vector<double> values = logits.to_vector();
     std::int64_t scored = 0;
@@ -372,6 +391,7 @@ void for_each_field(Config& c, Visit&& visit) {
   visit("eval_every", c.eval_every);
   visit("eval_sequences", c.eval_sequences);
   visit("max_length", c.max_length);
+  visit("random_positions", c.random_positions);
 }
 
 }  // namespace
@@ -379,6 +399,9 @@ void for_each_field(Config& c, Visit&& visit) {
 void to_json(nlohmann::json& j, const TrainConfig& c) {
   j = nlohmann::json::object();
   for_each_field(c, [&](const char* key, const auto& value) { j[key] = value; });
+  // Written only when on, so that every run saved before the option existed keeps the
+  // configuration it had (and is still found and reused by it).
+  if (c.random_positions == 0) j.erase("random_positions");
 }
 
 void from_json(const nlohmann::json& j, TrainConfig& c) {

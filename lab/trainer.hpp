@@ -38,6 +38,8 @@ inline constexpr Range steps{0, kMaxSteps};            ///< training steps
 inline constexpr Range warmup{0, kMaxSteps};           ///< warm-up steps
 /// The longest length the encoding must handle (0: the training length).
 inline constexpr Range max_length{0, 100000};
+/// L_max of randomized positions (0: off); at least the training length when on.
+inline constexpr Range random_positions{0, 100000};
 /// run_training's checkpoint interval (0: only at the end).
 inline constexpr Range save_every{0, kMaxSteps};
 }  // namespace limits
@@ -61,9 +63,24 @@ struct TrainConfig {
   std::int64_t eval_every = 100;      ///< steps between held-out evaluations
   std::int64_t eval_sequences = 256;  ///< held-out sequences per evaluation
   std::int64_t max_length = 0;        ///< longest sequence the encoding must handle; 0: length
+  /// Randomized positions (Ruoss et al., 2023): L_max, from which each training step draws
+  /// the sorted positions of its sequences (one set shared by the batch); 0: off, positions
+  /// 0 .. length-1. A model trained so is evaluated at positions drawn likewise
+  /// (evaluation_positions in chapters/01-attention/positions.hpp).
+  std::int64_t random_positions = 0;
+
+  /// The number of positions the encoding must have (a learned table's rows): max_length
+  /// (or length), or L_max when randomized positions reach further.
+  std::int64_t table_length() const;
 
   /// The one check of every field: throws ag::Error naming the first field with a bad value.
   void validate() const;
+};
+
+/// Where an evaluation puts the tokens of a model trained at randomized positions.
+enum class EvalPositions {
+  as_trained,  ///< sorted random positions from 0 .. L_max-1 (Ruoss et al.'s convention)
+  contiguous   ///< 0 .. T-1, as for any other model
 };
 
 /// Held-out accuracy and loss.
@@ -133,7 +150,11 @@ class Trainer {
   /// weights change: the model stays as it was after the last good step.
   double step();
   /// Accuracy on the task's fixed held-out set of `sequences` sequences of `length` tokens.
-  Evaluation evaluate(std::int64_t length, std::int64_t sequences);
+  /// A model trained at randomized positions is evaluated, as trained, at positions drawn
+  /// from 0 .. L_max-1 with a fixed seed (one set per chunk of 64 sequences; a length above
+  /// L_max is an ag::Error), or at 0 .. length-1 when asked for `contiguous`.
+  Evaluation evaluate(std::int64_t length, std::int64_t sequences,
+                      EvalPositions positions = EvalPositions::as_trained);
   /// Trains until config.steps, evaluating every eval_every steps (and at the end).
   void train(const std::function<void(const HistoryPoint&)>& on_eval = {});
   /// train(), stopping once `steps` steps are done (at most config.steps): the live pages

@@ -46,28 +46,34 @@ Tensor merge_heads(const Tensor& x) {
 // [heads]
 
 // [causal-mask]
-Tensor causal_mask(std::int64_t queries, std::int64_t keys, std::int64_t q_offset,
+Tensor causal_mask(std::int64_t queries, std::int64_t keys, const Positions& q_positions,
                    ag::Dtype dtype) {
+  q_positions.check_count(queries, "causal_mask");
+  const Positions k_positions = q_positions.keys(keys);
   // TASK 1.3 begin: the causal mask
   std::vector<double> mask(static_cast<std::size_t>(queries * keys));
   for (std::int64_t i = 0; i < queries; ++i)
-    for (std::int64_t j = 0; j < keys; ++j) mask[i * keys + j] = j > q_offset + i ? 1.0 : 0.0;
+    for (std::int64_t j = 0; j < keys; ++j)
+      mask[i * keys + j] = k_positions.at(j) > q_positions.at(i) ? 1.0 : 0.0;
   return ag::from_vector(mask, {queries, keys}, dtype);
   // TASK 1.3 end
 }
 // [causal-mask]
 
 // [attention-forward]
-Tensor SelfAttention::forward(const Tensor& x, std::int64_t offset, LayerCache* cache) {
+Tensor SelfAttention::forward(const Tensor& x, const Positions& at, LayerCache* cache) {
   ag::check(x.dim() == 3 && x.size(2) == heads * head_width, "SelfAttention", "expected x [B, T, ",
             heads * head_width, "], got ", ag::shape_string(x.shape()));
+  at.check_count(x.size(1), "SelfAttention");
   if (cache)
-    ag::check(offset == cache->length(), "SelfAttention", "offset ", offset,
-              " does not continue the cache of length ", cache->length());
+    ag::check(at.is_contiguous() && at.first() == cache->length(), "SelfAttention",
+              "positions from ", at.first(),
+              at.is_contiguous() ? "" : " (sampled: a cache needs contiguous ones)",
+              " do not continue the cache of length ", cache->length());
   Tensor q = split_heads(query.forward(x), heads);  // [B, H, T, D]
   Tensor k = split_heads(key.forward(x), heads);
   Tensor v = split_heads(value.forward(x), heads);
-  std::tie(q, k) = positions->rotate(q, k, offset);
+  std::tie(q, k) = positions->rotate(q, k, at);
   if (cache) {
     if (cache->length() > 0) {
       k = ag::concat({cache->keys, k}, 2);
@@ -79,13 +85,13 @@ Tensor SelfAttention::forward(const Tensor& x, std::int64_t offset, LayerCache* 
   // TASK 1.4 begin: scaled dot-product attention
   // scores[b, h, i, j] = q_i . k_j / sqrt(D)
   Tensor scores = ag::mul(ag::matmul_transposed(q, k), 1.0 / std::sqrt(double(head_width)));
-  scores = positions->bias(scores, q, k, offset);
+  scores = positions->bias(scores, q, k, at);
   if (causal)
-    scores = ag::masked_fill(scores, causal_mask(q.size(2), k.size(2), offset, x.dtype()),
+    scores = ag::masked_fill(scores, causal_mask(q.size(2), k.size(2), at, x.dtype()),
                              -std::numeric_limits<double>::infinity());
   Tensor weights = ag::softmax(scores);  // [B, H, Tq, Tk]
   if (capture_weights) last_weights = weights.detach().clone();
-  Tensor out = positions->values(ag::matmul(weights, v), weights, offset);
+  Tensor out = positions->values(ag::matmul(weights, v), weights, at);
   return output.forward(merge_heads(out));
   // TASK 1.4 end
 }

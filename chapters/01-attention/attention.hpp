@@ -27,10 +27,11 @@ class SelfAttention : public ag::Module {
                 ag::Dtype dtype = ag::Dtype::f32,
                 std::shared_ptr<AttentionPositions> positions = nullptr);
 
-  /// x [B, T, C] at positions offset .. offset+T-1 -> [B, T, C].
+  /// x [B, T, C] at positions `at` (0 .. T-1 by default) -> [B, T, C].
   /// With a cache, this call's keys and values are appended to it and the queries attend to
-  /// everything cached; offset must then equal the cache's length.
-  ag::Tensor forward(const ag::Tensor& x, std::int64_t offset = 0, LayerCache* cache = nullptr);
+  /// everything cached; the positions must then be contiguous from the cache's length
+  /// (sampled positions and a cache are an ag::Error).
+  ag::Tensor forward(const ag::Tensor& x, const Positions& at = 0, LayerCache* cache = nullptr);
 
   ag::Linear query;         ///< W_q: [C, C]
   ag::Linear key;           ///< W_k: [C, C]
@@ -46,9 +47,10 @@ class SelfAttention : public ag::Module {
   ag::Tensor last_weights;  ///< the weights kept by the last forward (when capturing)
 };
 
-/// The causal mask for queries at q_offset .. q_offset+Tq-1 and keys at 0 .. Tk-1:
-/// [Tq, Tk], 1 where the key lies in the query's future (to be hidden), 0 elsewhere.
-ag::Tensor causal_mask(std::int64_t queries, std::int64_t keys, std::int64_t q_offset,
+/// The causal mask for Tq queries at q_positions and Tk keys at q_positions.keys(Tk)
+/// (an offset q means queries q .. q+Tq-1 and keys 0 .. Tk-1): [Tq, Tk], 1 where the key's
+/// position lies after the query's (to be hidden), 0 elsewhere.
+ag::Tensor causal_mask(std::int64_t queries, std::int64_t keys, const Positions& q_positions,
                        ag::Dtype dtype);
 
 /// [B, T, H*D] -> [B, H, T, D]

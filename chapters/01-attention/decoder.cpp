@@ -42,8 +42,8 @@ DecoderBlock::DecoderBlock(const DecoderConfig& config, ag::Rng& rng, ag::Dtype 
 }
 
 // [block-forward]
-Tensor DecoderBlock::forward(const Tensor& x, std::int64_t offset, LayerCache* cache) {
-  Tensor h = ag::add(x, attention.forward(norm1.forward(x), offset, cache));
+Tensor DecoderBlock::forward(const Tensor& x, const Positions& at, LayerCache* cache) {
+  Tensor h = ag::add(x, attention.forward(norm1.forward(x), at, cache));
   return ag::add(h, contract.forward(expand.forward(norm2.forward(h), ag::Activation::relu)));
 }
 // [block-forward]
@@ -73,25 +73,29 @@ Decoder::Decoder(const DecoderConfig& config_, std::shared_ptr<PositionalEncodin
 }
 
 // [decoder-forward]
-Tensor Decoder::run_blocks(const ag::Indices& ids, std::int64_t offset, KVCache* cache,
+Tensor Decoder::run_blocks(const ag::Indices& ids, const Positions& at, KVCache* cache,
                            std::vector<Tensor>* hidden) {
   ag::check(ids.shape.size() == 2, "Decoder", "ids must be [B, T], got ",
             ag::shape_string(ids.shape));
+  at.check_count(ids.shape[1], "Decoder");
   if (cache) {
-    ag::check(offset == cache->length(), "Decoder", "offset ", offset,
+    // sampled positions are a full pass at chosen ids; a cache continues 0, 1, 2, ...
+    ag::check(at.is_contiguous(), "Decoder",
+              "a key/value cache needs contiguous positions, got sampled ones");
+    ag::check(at.first() == cache->length(), "Decoder", "offset ", at.first(),
               " does not continue the cache of length ", cache->length());
     cache->layers.resize(blocks.size());
   }
-  Tensor x = encoding->embed(tokens.forward(ids), offset);  // [B, T, C]
+  Tensor x = encoding->embed(tokens.forward(ids), at);  // [B, T, C]
   for (std::size_t i = 0; i < blocks.size(); ++i) {
-    x = blocks[i]->forward(x, offset, cache ? &cache->layers[i] : nullptr);
+    x = blocks[i]->forward(x, at, cache ? &cache->layers[i] : nullptr);
     if (hidden) hidden->push_back(x);
   }
   return x;
 }
 
-Tensor Decoder::forward(const ag::Indices& ids, std::int64_t offset, KVCache* cache) {
-  return head.forward(final_norm.forward(run_blocks(ids, offset, cache, nullptr)));
+Tensor Decoder::forward(const ag::Indices& ids, const Positions& at, KVCache* cache) {
+  return head.forward(final_norm.forward(run_blocks(ids, at, cache, nullptr)));
 }
 // [decoder-forward]
 

@@ -24,8 +24,8 @@ class DecoderBlock : public ag::Module {
   /// positions: this block's part of the positional encoding (nullptr for none).
   DecoderBlock(const DecoderConfig& config, ag::Rng& rng, ag::Dtype dtype = ag::Dtype::f32,
                std::shared_ptr<AttentionPositions> positions = nullptr);
-  /// x [B, T, C] at positions offset .. offset+T-1 -> [B, T, C]
-  ag::Tensor forward(const ag::Tensor& x, std::int64_t offset, LayerCache* cache);
+  /// x [B, T, C] at positions `at` -> [B, T, C]
+  ag::Tensor forward(const ag::Tensor& x, const Positions& at, LayerCache* cache);
 
   ag::LayerNorm norm1;      ///< LN_1, before attention
   SelfAttention attention;  ///< the attention, with this block's part of the encoding
@@ -49,9 +49,10 @@ class Decoder : public ag::Module {
   Decoder(const DecoderConfig& config, std::shared_ptr<PositionalEncoding> encoding, ag::Rng& rng,
           ag::Dtype dtype = ag::Dtype::f32);
 
-  /// ids [B, T] at positions offset .. offset+T-1 -> logits [B, T, V].
-  /// With a cache, offset must equal the number of positions already cached.
-  ag::Tensor forward(const ag::Indices& ids, std::int64_t offset = 0, KVCache* cache = nullptr);
+  /// ids [B, T] at positions `at` (0 .. T-1 by default; an offset o means o .. o+T-1, or
+  /// sorted sampled ids shared by the batch) -> logits [B, T, V].
+  /// With a cache, the positions must be contiguous from the number already cached.
+  ag::Tensor forward(const ag::Indices& ids, const Positions& at = 0, KVCache* cache = nullptr);
   /// The hidden states after each block (before the final norm): layers x [B, T, C].
   /// The probes of chapter 7 read position out of them.
   std::vector<ag::Tensor> hidden_states(const ag::Indices& ids);
@@ -70,7 +71,7 @@ class Decoder : public ag::Module {
  private:
   Decoder(const DecoderConfig& config, std::shared_ptr<PositionalEncoding> encoding,
           std::vector<std::shared_ptr<AttentionPositions>> parts, ag::Rng& rng, ag::Dtype dtype);
-  ag::Tensor run_blocks(const ag::Indices& ids, std::int64_t offset, KVCache* cache,
+  ag::Tensor run_blocks(const ag::Indices& ids, const Positions& at, KVCache* cache,
                         std::vector<ag::Tensor>* hidden);
 };
 

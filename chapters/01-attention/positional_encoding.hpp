@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ag/nn.hpp"
+#include "chapters/01-attention/positions.hpp"
 
 namespace pe {
 
@@ -18,37 +19,41 @@ namespace pe {
 /// parameters belong to that layer alone (Shaw's tables, Transformer-XL's W_R). Parameters
 /// that all layers share stay in the encoding; a part may keep a handle to them.
 ///
-/// Every hook receives absolute positions through an offset, so that decoding one token at a
-/// time with a key/value cache sees the same positions as a full pass. Keys always sit at
-/// positions 0 .. Tk-1 (the cache starts at the beginning of the sequence).
+/// Every hook receives the absolute positions of the call's queries (positions.hpp), so that
+/// decoding one token at a time with a key/value cache sees the same positions as a full
+/// pass, and so that a model can train at randomized positions. The keys' positions follow
+/// from them (Positions::keys): contiguous queries offset .. offset+Tq-1 attend to keys at
+/// 0 .. Tk-1 (the cache starts at the beginning of the sequence); sampled queries attend to
+/// keys at the same ids (Tq == Tk, no cache).
 ///
 /// The defaults do nothing, which is exactly the chapter-1 model: no positional information.
 class AttentionPositions : public ag::Module {
  public:
-  /// Rotary encodings: q, k [B, H, T, D] at positions offset .. offset+T-1 (the new tokens
-  /// only; cached keys were rotated when they were new). Returns both, turned.
+  /// Rotary encodings: q, k [B, H, T, D] at `positions` (the new tokens only; cached keys
+  /// were rotated when they were new). Returns both, turned.
   virtual std::pair<ag::Tensor, ag::Tensor> rotate(const ag::Tensor& q, const ag::Tensor& k,
-                                                   std::int64_t offset) const {
-    (void)offset;
+                                                   const Positions& positions) const {
+    (void)positions;
     return {q, k};
   }
 
   /// Additive score terms: scores [B, H, Tq, Tk] = q . k / sqrt(D), with q [B, H, Tq, D] and
   /// k [B, H, Tk, D] exactly as they made the scores (after rotate; k includes the cached
   /// keys), for terms that depend on the query (Shaw's q_i . a_ij) or on the key
-  /// (Transformer-XL's u . k_j). Queries at q_offset .. q_offset+Tq-1, keys at 0 .. Tk-1.
+  /// (Transformer-XL's u . k_j). Queries at `queries`, keys at queries.keys(Tk).
   /// Called before the causal mask. Returns scores plus the encoding's terms.
   virtual ag::Tensor bias(const ag::Tensor& scores, const ag::Tensor& q, const ag::Tensor& k,
-                          std::int64_t q_offset) const {
-    (void)q, (void)k, (void)q_offset;
+                          const Positions& queries) const {
+    (void)q, (void)k, (void)queries;
     return scores;
   }
 
   /// A term added to the attention output (Shaw's values): out [B, H, Tq, D] = weights @ v,
-  /// weights [B, H, Tq, Tk] after softmax. Returns out plus the encoding's term.
+  /// weights [B, H, Tq, Tk] after softmax, queries as for bias. Returns out plus the
+  /// encoding's term.
   virtual ag::Tensor values(const ag::Tensor& out, const ag::Tensor& weights,
-                            std::int64_t q_offset) const {
-    (void)weights, (void)q_offset;
+                            const Positions& queries) const {
+    (void)weights, (void)queries;
     return out;
   }
 };
@@ -60,10 +65,10 @@ class PositionalEncoding : public ag::Module {
   /// The name under which the encoding is registered ("none", "sinusoidal", "rope", ...).
   virtual std::string name() const = 0;
 
-  /// Absolute encodings: x [B, T, C] holds the token embeddings of positions
-  /// offset .. offset+T-1; returns x plus the positions' vectors.
-  virtual ag::Tensor embed(const ag::Tensor& x, std::int64_t offset) const {
-    (void)offset;
+  /// Absolute encodings: x [B, T, C] holds the token embeddings at `positions`; returns x
+  /// plus the positions' vectors.
+  virtual ag::Tensor embed(const ag::Tensor& x, const Positions& positions) const {
+    (void)positions;
     return x;
   }
 

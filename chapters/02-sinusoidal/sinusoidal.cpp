@@ -54,16 +54,16 @@ SinusoidalEncoding::SinusoidalEncoding(std::int64_t width, SinusoidalOptions opt
 }
 
 // [sinusoidal-embed]
-Tensor SinusoidalEncoding::embed(const Tensor& x, std::int64_t offset) const {
+Tensor SinusoidalEncoding::embed(const Tensor& x, const Positions& positions) const {
   ag::check(x.dim() == 3 && x.size(2) == width_, "sinusoidal", "expected x [B, T, ", width_,
             "], got ", ag::shape_string(x.shape()));
-  ag::check(offset >= 0, "sinusoidal", "offset must not be negative, got ", offset);
   // TASK 2.2 begin: add the rows of the table to the embeddings
   // The table in x's dtype (float64 under gradcheck: Module::to converts parameters only, and
-  // this table is a constant). Rows offset .. offset+T-1, broadcast over the batch.
+  // this table is a constant), up to the last position. The rows at the positions (offset ..
+  // offset+T-1 when contiguous), broadcast over the batch.
   const Tensor table =
-      sinusoidal_table(offset + x.size(1), width_, options_.base, options_.layout, x.dtype());
-  return ag::add(x, ag::slice(table, 0, offset, offset + x.size(1)));
+      sinusoidal_table(positions.end(x.size(1)), width_, options_.base, options_.layout, x.dtype());
+  return ag::add(x, rows_at(table, positions, x.size(1), "sinusoidal"));
   // TASK 2.2 end
 }
 // [sinusoidal-embed]

@@ -40,8 +40,9 @@ class SinusoidalEncoding : public PositionalEncoding {
   /// width C, even and positive.
   explicit SinusoidalEncoding(std::int64_t width, SinusoidalOptions options = {});
   std::string name() const override { return "sinusoidal"; }
-  /// x [B, T, C] at positions offset .. offset+T-1 -> x + PE[offset .. offset+T-1]
-  ag::Tensor embed(const ag::Tensor& x, std::int64_t offset) const override;
+  /// x [B, T, C] at `positions` -> x + the rows of PE at the positions (offset .. offset+T-1
+  /// for contiguous ones)
+  ag::Tensor embed(const ag::Tensor& x, const Positions& positions) const override;
   /// "pe" [length, C] in float64.
   std::vector<std::pair<std::string, ag::Tensor>> inspect(std::int64_t length) const override;
 

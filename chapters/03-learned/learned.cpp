@@ -19,16 +19,16 @@ LearnedEncoding::LearnedEncoding(std::int64_t max_len, std::int64_t width, ag::R
 }
 
 // [learned-embed]
-Tensor LearnedEncoding::embed(const Tensor& x, std::int64_t offset) const {
+Tensor LearnedEncoding::embed(const Tensor& x, const Positions& positions) const {
   ag::check(x.dim() == 3 && x.size(2) == width_, "learned", "expected x [B, T, ", width_, "], got ",
             ag::shape_string(x.shape()));
   // TASK 3.2 begin: the learned table's bounds check and rows
-  const std::int64_t end = offset + x.size(1);
+  const std::int64_t end = positions.end(x.size(1));  // one past the last position
   // No clamping, no wrapping: a row that was never trained does not exist.
-  ag::check(offset >= 0 && end <= max_len_, "learned", "positions up to ", end - 1, " (offset ",
-            offset, " + length ", x.size(1), ") need ", end, " rows but the table has max_len ",
-            max_len_);
-  return ag::add(x, ag::slice(table, 0, offset, end));
+  ag::check(end <= max_len_, "learned", "positions up to ", end - 1, " (", x.size(1),
+            " tokens from position ", positions.first(), ") need ", end,
+            " rows but the table has max_len ", max_len_);
+  return ag::add(x, rows_at(table, positions, x.size(1), "learned"));
   // TASK 3.2 end
 }
 // [learned-embed]

@@ -21,8 +21,9 @@ class LearnedEncoding : public PositionalEncoding {
   LearnedEncoding(std::int64_t max_len, std::int64_t width, ag::Rng& rng, double stddev = 0.02,
                   ag::Dtype dtype = ag::Dtype::f32);
   std::string name() const override { return "learned"; }
-  /// x [B, T, C] at positions offset .. offset+T-1 -> x + table[offset .. offset+T-1]
-  ag::Tensor embed(const ag::Tensor& x, std::int64_t offset) const override;
+  /// x [B, T, C] at `positions` -> x + the table's rows at the positions (offset ..
+  /// offset+T-1 for contiguous ones)
+  ag::Tensor embed(const ag::Tensor& x, const Positions& positions) const override;
   /// "table": rows 0 .. length-1 (length <= max_len).
   std::vector<std::pair<std::string, ag::Tensor>> inspect(std::int64_t length) const override;
 

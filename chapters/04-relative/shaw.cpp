@@ -8,19 +8,20 @@ namespace pe {
 using ag::Tensor;
 
 // [shaw-index]
-ag::Indices shaw_clipped_index(std::int64_t queries, std::int64_t keys, std::int64_t q_offset,
-                               std::int64_t k) {
+ag::Indices shaw_clipped_index(std::int64_t queries, std::int64_t keys,
+                               const Positions& q_positions, std::int64_t k) {
   ag::check(k >= 1, "shaw", "max_distance k must be at least 1, got ", k);
-  ag::check(queries >= 0 && keys >= 0 && q_offset >= 0, "shaw",
-            "sizes and offset must not be negative, got Tq ", queries, ", Tk ", keys, ", offset ",
-            q_offset);
+  ag::check(queries >= 0 && keys >= 0, "shaw", "sizes must not be negative, got Tq ", queries,
+            ", Tk ", keys);
+  q_positions.check_count(queries, "shaw");
+  const Positions k_positions = q_positions.keys(keys);
   // TASK 4.1 begin: Shaw's clipped index matrix
   ag::Indices index{std::vector<std::int64_t>(static_cast<std::size_t>(queries * keys)),
                     {queries, keys}};
   for (std::int64_t i = 0; i < queries; ++i)
     for (std::int64_t j = 0; j < keys; ++j)
       // distances beyond k share the outermost vector: clip(j - i, -k, k), shifted to 0 .. 2k
-      index.values[i * keys + j] = std::clamp(j - (q_offset + i), -k, k) + k;
+      index.values[i * keys + j] = std::clamp(k_positions.at(j) - q_positions.at(i), -k, k) + k;
   return index;
   // TASK 4.1 end
 }
@@ -105,8 +106,8 @@ ShawPositions::ShawPositions(std::int64_t max_distance, std::int64_t head_width,
 
 // [shaw-hooks]
 Tensor ShawPositions::bias(const Tensor& scores, const Tensor& q, const Tensor& k,
-                           std::int64_t q_offset) const {
-  const ag::Indices index = shaw_clipped_index(q.size(2), k.size(2), q_offset, max_distance_);
+                           const Positions& q_positions) const {
+  const ag::Indices index = shaw_clipped_index(q.size(2), k.size(2), q_positions, max_distance_);
   // the same 1/sqrt(D) as q_i . k_j, so that a^K acts like a correction to the key
   const Tensor term =
       pairwise_ ? shaw_key_term_pairwise(q, key_table, index) : shaw_key_term(q, key_table, index);
@@ -114,9 +115,9 @@ Tensor ShawPositions::bias(const Tensor& scores, const Tensor& q, const Tensor& 
 }
 
 Tensor ShawPositions::values(const Tensor& out, const Tensor& weights,
-                             std::int64_t q_offset) const {
+                             const Positions& q_positions) const {
   const ag::Indices index =
-      shaw_clipped_index(weights.size(2), weights.size(3), q_offset, max_distance_);
+      shaw_clipped_index(weights.size(2), weights.size(3), q_positions, max_distance_);
   return ag::add(out, pairwise_ ? shaw_value_term_pairwise(weights, value_table, index)
                                 : shaw_value_term(weights, value_table, index));
 }

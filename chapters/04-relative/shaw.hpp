@@ -12,11 +12,12 @@
 
 namespace pe {
 
-/// index[i, j] = clip(j - (q_offset + i), -k, k) + k: the row of a table of 2k+1 vectors that
-/// the pair (query q_offset+i, key j) uses. Queries at q_offset .. q_offset+Tq-1, keys at
-/// 0 .. Tk-1.  -> Indices of shape [Tq, Tk], values in 0 .. 2k.  k >= 1.
-ag::Indices shaw_clipped_index(std::int64_t queries, std::int64_t keys, std::int64_t q_offset,
-                               std::int64_t k);
+/// index[i, j] = clip(p_j - p_i, -k, k) + k: the row of a table of 2k+1 vectors that the pair
+/// (query i at position p_i, key j at position p_j) uses. Queries at q_positions (an offset o
+/// means o .. o+Tq-1), keys at q_positions.keys(Tk) (then 0 .. Tk-1).
+/// -> Indices of shape [Tq, Tk], values in 0 .. 2k.  k >= 1.
+ag::Indices shaw_clipped_index(std::int64_t queries, std::int64_t keys,
+                               const Positions& q_positions, std::int64_t k);
 
 /// The key term: q [B, H, Tq, D], table [2k+1, D] -> [B, H, Tq, Tk] with
 /// term[b, h, i, j] = q[b, h, i] . table[index[i, j]] (not yet scaled). Computed once per
@@ -48,10 +49,10 @@ class ShawPositions : public AttentionPositions {
                 double stddev = 0.02, ag::Dtype dtype = ag::Dtype::f32, bool pairwise = false);
   /// scores [B, H, Tq, Tk] + shaw_key_term(q, key_table) / sqrt(D); k only gives Tk.
   ag::Tensor bias(const ag::Tensor& scores, const ag::Tensor& q, const ag::Tensor& k,
-                  std::int64_t q_offset) const override;
+                  const Positions& q_positions) const override;
   /// out [B, H, Tq, D] + shaw_value_term(weights, value_table).
   ag::Tensor values(const ag::Tensor& out, const ag::Tensor& weights,
-                    std::int64_t q_offset) const override;
+                    const Positions& q_positions) const override;
 
   std::int64_t max_distance() const { return max_distance_; }  ///< the clip distance k
   ag::Tensor key_table;                                        ///< a^K: [2k+1, D]

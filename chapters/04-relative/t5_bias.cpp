@@ -43,17 +43,18 @@ std::int64_t t5_bucket(std::int64_t relative_position, const T5BucketOptions& op
 }
 // [t5-bucket]
 
-ag::Indices t5_bucket_matrix(std::int64_t queries, std::int64_t keys, std::int64_t q_offset,
+ag::Indices t5_bucket_matrix(std::int64_t queries, std::int64_t keys, const Positions& q_positions,
                              const T5BucketOptions& options) {
   check_t5_options(options);
-  ag::check(queries >= 0 && keys >= 0 && q_offset >= 0, "t5",
-            "sizes and offset must not be negative, got Tq ", queries, ", Tk ", keys, ", offset ",
-            q_offset);
+  ag::check(queries >= 0 && keys >= 0, "t5", "sizes must not be negative, got Tq ", queries,
+            ", Tk ", keys);
+  q_positions.check_count(queries, "t5");
+  const Positions k_positions = q_positions.keys(keys);
   ag::Indices buckets{std::vector<std::int64_t>(static_cast<std::size_t>(queries * keys)),
                       {queries, keys}};
   for (std::int64_t i = 0; i < queries; ++i)
     for (std::int64_t j = 0; j < keys; ++j)
-      buckets.values[i * keys + j] = t5_bucket(j - (q_offset + i), options);
+      buckets.values[i * keys + j] = t5_bucket(k_positions.at(j) - q_positions.at(i), options);
   return buckets;
 }
 
@@ -76,12 +77,13 @@ T5Positions::T5Positions(Tensor table_, T5BucketOptions options)
 
 // [t5-hook]
 Tensor T5Positions::bias(const Tensor& scores, const Tensor& q, const Tensor& k,
-                         std::int64_t q_offset) const {
+                         const Positions& q_positions) const {
   (void)q, (void)k;  // the bias depends on the distance only, not on the content
   const std::int64_t heads = table.size(1);
   ag::check(scores.dim() == 4 && scores.size(1) == heads, "t5", "expected scores [B, ", heads,
             ", Tq, Tk], got ", ag::shape_string(scores.shape()));
-  const ag::Indices buckets = t5_bucket_matrix(scores.size(2), scores.size(3), q_offset, options_);
+  const ag::Indices buckets =
+      t5_bucket_matrix(scores.size(2), scores.size(3), q_positions, options_);
   return ag::add(scores, t5_bias(table, buckets));  // [H, Tq, Tk] broadcasts over B
 }
 // [t5-hook]

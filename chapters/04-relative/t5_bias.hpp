@@ -32,9 +32,10 @@ void check_t5_options(const T5BucketOptions& options);
 /// clamped to the side's last bucket.
 std::int64_t t5_bucket(std::int64_t relative_position, const T5BucketOptions& options);
 
-/// buckets[i, j] = t5_bucket(j - (q_offset + i)) for queries q_offset .. q_offset+Tq-1 and
-/// keys 0 .. Tk-1.  -> Indices [Tq, Tk]
-ag::Indices t5_bucket_matrix(std::int64_t queries, std::int64_t keys, std::int64_t q_offset,
+/// buckets[i, j] = t5_bucket(p_j - p_i) for queries at positions p_i of q_positions (an
+/// offset o means o .. o+Tq-1) and keys at p_j of q_positions.keys(Tk) (then 0 .. Tk-1).
+/// -> Indices [Tq, Tk]
+ag::Indices t5_bucket_matrix(std::int64_t queries, std::int64_t keys, const Positions& q_positions,
                              const T5BucketOptions& options);
 
 /// bias[h, i, j] = table[buckets[i, j], h]: table [buckets, H] -> [H, Tq, Tk].
@@ -48,7 +49,7 @@ class T5Positions : public AttentionPositions {
   T5Positions(ag::Tensor table, T5BucketOptions options);
   /// scores [B, H, Tq, Tk] + t5_bias (broadcast over the batch); q and k are not used.
   ag::Tensor bias(const ag::Tensor& scores, const ag::Tensor& q, const ag::Tensor& k,
-                  std::int64_t q_offset) const override;
+                  const Positions& q_positions) const override;
 
   ag::Tensor table;  ///< [buckets, H], shared with the encoding
 

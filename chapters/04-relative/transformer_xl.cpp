@@ -59,6 +59,34 @@ Tensor xl_position_term(const Tensor& query, const Tensor& projected, std::int64
 }
 // [xl-position-term]
 
+Tensor xl_pairwise_position_term(const Tensor& query, const Tensor& projection,
+                                 const Positions& q_positions, std::int64_t keys) {
+  const std::int64_t B = query.size(0), H = query.size(1), Tq = query.size(2), D = query.size(3);
+  ag::check(query.dim() == 4 && projection.dim() == 2 && projection.size(0) == H * D &&
+                projection.size(1) == H * D && Tq > 0 && keys > 0,
+            "xl", "expected query [B, H, Tq, D], a projection [H*D, H*D] and keys, got ",
+            ag::shape_string(query.shape()), ", ", ag::shape_string(projection.shape()), " and ",
+            keys);
+  q_positions.check_count(Tq, "xl");
+  const Positions k_positions = q_positions.keys(keys);
+  // the distances p_i - p_j, as rows of a relative sinusoid from the smallest one
+  const std::int64_t first = q_positions.at(0) - k_positions.at(keys - 1);
+  const std::int64_t last = q_positions.at(Tq - 1) - k_positions.at(0);
+  ag::Indices pick{std::vector<std::int64_t>(static_cast<std::size_t>(Tq * keys)), {Tq, keys}};
+  for (std::int64_t i = 0; i < Tq; ++i)
+    for (std::int64_t j = 0; j < keys; ++j)
+      pick.values[i * keys + j] = q_positions.at(i) - k_positions.at(j) - first;
+  const Tensor R = relative_sinusoid(first, last - first + 1, H * D, query.dtype());
+  // W_R R_{p_i - p_j} for every pair: [Tq, Tk, H, D], then heads beside the queries
+  const Tensor pairs =
+      ag::reshape(ag::matmul(ag::embedding(R, pick), projection), {Tq, keys, H, D});
+  const Tensor by_query = ag::reshape(ag::permute(pairs, {0, 2, 1, 3}), {Tq * H, keys, D});
+  // one product per (query, head): (q_i + v) against its Tk vectors
+  const Tensor q_rows = ag::reshape(ag::permute(query, {2, 1, 0, 3}), {Tq * H, B, D});
+  const Tensor term = ag::matmul_transposed(q_rows, by_query);  // [Tq*H, B, Tk]
+  return ag::permute(ag::reshape(term, {Tq, H, B, keys}), {2, 1, 0, 3});
+}
+
 TransformerXLPositions::TransformerXLPositions(Tensor u_, Tensor v_, std::int64_t width,
                                                ag::Rng& rng)
     : u(std::move(u_)), v(std::move(v_)), width_(width) {
@@ -75,7 +103,7 @@ TransformerXLPositions::TransformerXLPositions(Tensor u_, Tensor v_, std::int64_
 
 // [xl-hooks]
 Tensor TransformerXLPositions::bias(const Tensor& scores, const Tensor& q, const Tensor& k,
-                                    std::int64_t q_offset) const {
+                                    const Positions& q_positions) const {
   ag::check(q.dim() == 4 && q.size(1) == heads_ && q.size(3) == head_width_ && k.dim() == 4 &&
                 k.size(1) == heads_ && k.size(3) == head_width_,
             "xl", "expected q and k [B, ", heads_, ", T, ", head_width_, "], got ",
@@ -83,13 +111,18 @@ Tensor TransformerXLPositions::bias(const Tensor& scores, const Tensor& q, const
   const std::int64_t B = k.size(0), Tq = q.size(2), Tk = k.size(2);
   // (c) = u . k_j: how much any query likes the content of key j, the same for every query
   const Tensor content = ag::reshape(ag::sum(ag::mul(k, u), {3}), {B, heads_, 1, Tk});
-  // R_{i-j} for every distance of the block, smallest first: q_offset - (Tk-1) .. q_offset+Tq-1
-  const Tensor R = relative_sinusoid(q_offset - (Tk - 1), Tq + Tk - 1, width_, q.dtype());
-  const Tensor projected =
-      ag::permute(ag::reshape(ag::matmul(R, projection), {Tq + Tk - 1, heads_, head_width_}),
-                  {1, 0, 2});  // [H, N, D]
-  // (b) + (d) = (q_i + v) . W_R R_{i-j}
-  const Tensor position = xl_position_term(ag::add(q, v), projected, Tk);
+  Tensor position;  // (b) + (d) = (q_i + v) . W_R R_{i-j}
+  if (q_positions.is_contiguous()) {
+    // R_{i-j} for every distance of the block, smallest first: offset - (Tk-1) .. offset+Tq-1
+    const std::int64_t q_offset = q_positions.first();
+    const Tensor R = relative_sinusoid(q_offset - (Tk - 1), Tq + Tk - 1, width_, q.dtype());
+    const Tensor projected =
+        ag::permute(ag::reshape(ag::matmul(R, projection), {Tq + Tk - 1, heads_, head_width_}),
+                    {1, 0, 2});  // [H, N, D]
+    position = xl_position_term(ag::add(q, v), projected, Tk);
+  } else {
+    position = xl_pairwise_position_term(ag::add(q, v), projection, q_positions, Tk);
+  }
   // (a) arrived as the scores, already divided by sqrt(D); the other three terms follow suit
   const Tensor terms = ag::add(position, content);  // [B, H, Tq, Tk]
   return ag::add(scores, ag::mul(terms, 1.0 / std::sqrt(double(head_width_))));

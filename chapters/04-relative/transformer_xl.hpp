@@ -27,6 +27,13 @@ ag::Tensor relative_sinusoid(std::int64_t first, std::int64_t count, std::int64_
 ag::Tensor xl_position_term(const ag::Tensor& query, const ag::Tensor& projected,
                             std::int64_t keys);
 
+/// The same terms for any positions (randomized ones): the distances p_i - p_j of the pairs
+/// form no band, so there is no shift; W_R R_{p_i - p_j} for every pair [Tq, Tk, C], and one
+/// product per query. query [B, H, Tq, D] (q + v), projection W_R [C, C], queries at
+/// q_positions, keys at q_positions.keys(Tk). -> [B, H, Tq, Tk]. Memory Tq Tk C.
+ag::Tensor xl_pairwise_position_term(const ag::Tensor& query, const ag::Tensor& projection,
+                                     const Positions& q_positions, std::int64_t keys);
+
 /// Transformer-XL's part in one attention layer, through the bias hook: the layer's own W_R
 /// [C, C], and handles to the encoding's u and v [H, 1, D], which all layers share.
 class TransformerXLPositions : public AttentionPositions {
@@ -35,8 +42,10 @@ class TransformerXLPositions : public AttentionPositions {
   TransformerXLPositions(ag::Tensor u, ag::Tensor v, std::int64_t width, ag::Rng& rng);
   /// The scores are term (a), q_i . k_j / sqrt(D). Adds (c) + (b) + (d), scaled alike:
   /// scores [B, H, Tq, Tk] + (u . k_j + (q_i + v) . W_R R_{i-j}) / sqrt(D).
+  /// Queries at q_positions, keys at q_positions.keys(Tk); for sampled positions the
+  /// distances p_i - p_j form no band, and the term goes through xl_pairwise_position_term.
   ag::Tensor bias(const ag::Tensor& scores, const ag::Tensor& q, const ag::Tensor& k,
-                  std::int64_t q_offset) const override;
+                  const Positions& q_positions) const override;
 
   ag::Tensor projection;  ///< W_R [C, C]
   ag::Tensor u;  ///< content bias [H, 1, D], shared with the encoding and every other layer

@@ -67,8 +67,8 @@ Shape with_last(Shape shape, std::vector<std::int64_t> last) {
 }  // namespace
 
 // [apply-rotary]
-Tensor apply_rotary(const Tensor& x, std::int64_t offset, const Tensor& cos, const Tensor& sin,
-                    RotaryLayout layout) {
+Tensor apply_rotary(const Tensor& x, const Positions& positions, const Tensor& cos,
+                    const Tensor& sin, RotaryLayout layout) {
   ag::check(x.dim() >= 2, "apply_rotary", "x must be [..., T, D], got ",
             ag::shape_string(x.shape()));
   ag::check(cos.dim() == 2 && cos.shape() == sin.shape(), "apply_rotary",
@@ -76,8 +76,8 @@ Tensor apply_rotary(const Tensor& x, std::int64_t offset, const Tensor& cos, con
             ag::shape_string(sin.shape()));
   const std::int64_t T = x.size(-2), D = x.size(-1), half = cos.size(1), d = 2 * half;
   ag::check(d <= D, "apply_rotary", "tables rotate ", d, " coordinates but x has only ", D);
-  ag::check(offset >= 0 && offset + T <= cos.size(0), "apply_rotary", "positions ", offset, " .. ",
-            offset + T - 1, " are not all in the tables of length ", cos.size(0));
+  ag::check(positions.end(T) <= cos.size(0), "apply_rotary", "positions ", positions.first(),
+            " .. ", positions.end(T) - 1, " are not all in the tables of length ", cos.size(0));
   ag::check(cos.dtype() == x.dtype() && sin.dtype() == x.dtype(), "apply_rotary", "tables are ",
             ag::dtype_name(cos.dtype()), ", x is ", ag::dtype_name(x.dtype()));
 
@@ -93,8 +93,8 @@ Tensor apply_rotary(const Tensor& x, std::int64_t offset, const Tensor& cos, con
     b = ag::slice(rotated, -1, half, d);
   }
   // TASK 5.3 begin: rotate the pairs
-  const Tensor c = ag::slice(cos, 0, offset, offset + T);  // [T, d/2]: rows of positions m
-  const Tensor s = ag::slice(sin, 0, offset, offset + T);
+  const Tensor c = rows_at(cos, positions, T, "apply_rotary");  // [T, d/2]: rows of positions m
+  const Tensor s = rows_at(sin, positions, T, "apply_rotary");
   // (a, b) -> (a cos - b sin, a sin + b cos): the plane turned by m theta_i, anticlockwise
   const Tensor a_turned = ag::sub(ag::mul(a, c), ag::mul(b, s));
   const Tensor b_turned = ag::add(ag::mul(a, s), ag::mul(b, c));
@@ -159,18 +159,19 @@ RotaryPositions::RotaryPositions(std::int64_t head_width, RotaryOptions options)
 
 // [rope-rotate]
 std::pair<Tensor, Tensor> RotaryPositions::rotate(const Tensor& q, const Tensor& k,
-                                                  std::int64_t offset) const {
+                                                  const Positions& positions) const {
   ag::check(q.dim() == 4 && q.size(3) == head_width_ && k.dim() == 4 && k.size(3) == head_width_,
             "rope", "expected q and k [B, H, T, ", head_width_, "], got ",
             ag::shape_string(q.shape()), " and ", ag::shape_string(k.shape()));
-  // Tables for positions 0 .. L-1, L = offset+T, in the dtype of q (float64 under gradcheck).
-  // They cost L * d/2 cosines and sines, little beside the products of attention. A scaling
-  // rule (chapter 8) changes the frequencies; dynamic NTK chooses them by L.
-  const std::int64_t length = offset + q.size(2);
+  // Tables for positions 0 .. L-1, L = the last position + 1 (offset+T when contiguous), in
+  // the dtype of q (float64 under gradcheck). They cost L * d/2 cosines and sines, little
+  // beside the products of attention. A scaling rule (chapter 8) changes the frequencies;
+  // dynamic NTK chooses them by L.
+  const std::int64_t length = positions.end(q.size(2));
   const std::vector<double> theta = frequencies_in_force(options_, rotated_width_, length);
   const auto [cos, sin] = rope_tables(length, theta, q.dtype());
-  const Tensor q_turned = apply_rotary(q, offset, cos, sin, options_.layout);
-  const Tensor k_turned = apply_rotary(k, offset, cos, sin, options_.layout);
+  const Tensor q_turned = apply_rotary(q, positions, cos, sin, options_.layout);
+  const Tensor k_turned = apply_rotary(k, positions, cos, sin, options_.layout);
   // YaRN's temperature: q and k each times 0.1 ln s + 1, so the scores times its square
   const double factor = options_.rule ? options_.rule->attention_factor(length) : 1.0;
   if (factor == 1) return {q_turned, k_turned};

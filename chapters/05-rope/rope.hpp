@@ -38,10 +38,11 @@ std::pair<ag::Tensor, ag::Tensor> rope_tables(std::int64_t length, const std::ve
                                               ag::Dtype dtype);
 
 /// Rotates the first d = 2 * cos.size(1) coordinates of x's last axis; the rest pass through.
-/// x [..., T, D] holds positions offset .. offset+T-1; cos, sin [L, d/2] with L >= offset + T,
-/// in x's dtype. Built from slice, reshape, mul, sub, add and concat, so the gradient comes
-/// from the engine.  x: [B, H, T, D] -> [B, H, T, D]
-ag::Tensor apply_rotary(const ag::Tensor& x, std::int64_t offset, const ag::Tensor& cos,
+/// x [..., T, D] holds `positions` (an offset o means o .. o+T-1); cos, sin [L, d/2] with L
+/// past the last position, in x's dtype. Built from slice (or a gather of rows for sampled
+/// positions), reshape, mul, sub, add and concat, so the gradient comes from the engine.
+/// x: [B, H, T, D] -> [B, H, T, D]
+ag::Tensor apply_rotary(const ag::Tensor& x, const Positions& positions, const ag::Tensor& cos,
                         const ag::Tensor& sin, RotaryLayout layout);
 
 /// The positions of `layout` that hold each coordinate of the other layout: a head's vector
@@ -86,9 +87,10 @@ class RotaryPositions : public AttentionPositions {
  public:
   /// head_width D; the options as rotary_width checks them.
   RotaryPositions(std::int64_t head_width, RotaryOptions options = {});
-  /// q, k [B, H, T, D] at positions offset .. offset+T-1 -> both rotated.
+  /// q, k [B, H, T, D] at `positions` -> both rotated. A scaling rule sees the length
+  /// L = the last position + 1 (offset + T when contiguous).
   std::pair<ag::Tensor, ag::Tensor> rotate(const ag::Tensor& q, const ag::Tensor& k,
-                                           std::int64_t offset) const override;
+                                           const Positions& positions) const override;
 
  private:
   std::int64_t head_width_, rotated_width_;

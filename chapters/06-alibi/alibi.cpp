@@ -33,10 +33,11 @@ std::vector<double> alibi_slopes(std::int64_t heads) {
 
 // [alibi-bias]
 Tensor alibi_bias(std::int64_t heads, std::int64_t queries, std::int64_t keys,
-                  std::int64_t q_offset, ag::Dtype dtype) {
-  ag::check(queries >= 0 && keys >= 0 && q_offset >= 0, "alibi_bias",
-            "sizes and offset must not be negative, got Tq ", queries, ", Tk ", keys, ", offset ",
-            q_offset);
+                  const Positions& q_positions, ag::Dtype dtype) {
+  ag::check(queries >= 0 && keys >= 0, "alibi_bias", "sizes must not be negative, got Tq ", queries,
+            ", Tk ", keys);
+  q_positions.check_count(queries, "alibi_bias");
+  const Positions k_positions = q_positions.keys(keys);
   // TASK 6.2 begin: the ALiBi bias matrix
   const std::vector<double> slopes = alibi_slopes(heads);
   std::vector<double> bias(static_cast<std::size_t>(heads * queries * keys));
@@ -44,7 +45,8 @@ Tensor alibi_bias(std::int64_t heads, std::int64_t queries, std::int64_t keys,
     for (std::int64_t i = 0; i < queries; ++i)
       for (std::int64_t j = 0; j < keys; ++j)
         // -slope (i - j), written as slope (j - i) so that the diagonal is +0, not -0
-        bias[(h * queries + i) * keys + j] = slopes[h] * double(j - (q_offset + i));
+        bias[(h * queries + i) * keys + j] =
+            slopes[h] * double(k_positions.at(j) - q_positions.at(i));
   return ag::from_vector(bias, {heads, queries, keys}, dtype);
   // TASK 6.2 end
 }
@@ -56,13 +58,13 @@ AlibiPositions::AlibiPositions(std::int64_t heads) : heads_(heads) {
 
 // [alibi-hook]
 Tensor AlibiPositions::bias(const Tensor& scores, const Tensor& q, const Tensor& k,
-                            std::int64_t q_offset) const {
+                            const Positions& q_positions) const {
   (void)q, (void)k;  // the bias depends on positions only, the same in every layer
   ag::check(scores.dim() == 4 && scores.size(1) == heads_, "alibi", "expected scores [B, ", heads_,
             ", Tq, Tk], got ", ag::shape_string(scores.shape()));
   // [H, Tq, Tk] broadcasts over the batch
   return ag::add(scores,
-                 alibi_bias(heads_, scores.size(2), scores.size(3), q_offset, scores.dtype()));
+                 alibi_bias(heads_, scores.size(2), scores.size(3), q_positions, scores.dtype()));
 }
 // [alibi-hook]
 

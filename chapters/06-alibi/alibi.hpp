@@ -17,11 +17,12 @@ namespace pe {
 /// H >= 1.
 std::vector<double> alibi_slopes(std::int64_t heads);
 
-/// bias[h, i, j] = -slope_h * (q_offset + i - j): queries at q_offset .. q_offset+Tq-1, keys
-/// at 0 .. Tk-1.  -> [H, Tq, Tk]. Future keys (j > q_offset + i) get a positive value here;
+/// bias[h, i, j] = -slope_h * (p_i - p_j): query i at position p_i of q_positions (an offset o
+/// means o .. o+Tq-1), key j at p_j of q_positions.keys(Tk) (then 0 .. Tk-1).
+/// -> [H, Tq, Tk]. Future keys (p_j > p_i) get a positive value here;
 /// the causal mask replaces it with -infinity afterwards.
 ag::Tensor alibi_bias(std::int64_t heads, std::int64_t queries, std::int64_t keys,
-                      std::int64_t q_offset, ag::Dtype dtype);
+                      const Positions& q_positions, ag::Dtype dtype);
 
 /// ALiBi's part in each attention layer, through the bias hook. No parameters: every layer
 /// adds the same bias.
@@ -29,9 +30,9 @@ class AlibiPositions : public AttentionPositions {
  public:
   /// \param heads H, which fixes the slopes
   explicit AlibiPositions(std::int64_t heads);
-  /// scores [B, H, Tq, Tk] -> scores + alibi_bias(H, Tq, Tk, q_offset); q and k are not used.
+  /// scores [B, H, Tq, Tk] -> scores + alibi_bias(H, Tq, Tk, q_positions); q and k are not used.
   ag::Tensor bias(const ag::Tensor& scores, const ag::Tensor& q, const ag::Tensor& k,
-                  std::int64_t q_offset) const override;
+                  const Positions& q_positions) const override;
 
  private:
   std::int64_t heads_;

@@ -111,7 +111,8 @@ void evaluate_runs(Experiment& e, const std::vector<LengthRun>& plan,
     std::vector<pe::LengthResult> at_lengths;
     if (c.task == "charlm") {
       for (auto L : lengths)
-        at_lengths.push_back(pe::held_out_bits(trainer->model(), held_out, L, kScoredCharacters));
+        at_lengths.push_back(pe::held_out_bits(trainer->model(), held_out, L, kScoredCharacters,
+                                               c.random_positions));
     } else {
       at_lengths = pe::evaluate_past_training(*trainer, lengths, kSyntheticTokens);
     }

@@ -28,7 +28,8 @@ std::vector<std::int64_t> CharVocabulary::encode(const std::string& text) const 
 }
 
 LengthResult held_out_bits(Decoder& model, const std::vector<std::int64_t>& tokens,
-                           std::int64_t length, std::int64_t characters) {
+                           std::int64_t length, std::int64_t characters,
+                           std::int64_t random_positions) {
   ag::check(length >= 1 && characters >= length && characters % length == 0, "held_out_bits",
             "characters (", characters, ") must be a positive multiple of the length (", length,
             ")");
@@ -41,6 +42,7 @@ LengthResult held_out_bits(Decoder& model, const std::vector<std::int64_t>& toke
   LengthResult result;
   result.length = length;
   double loss_sum = 0;
+  ag::Rng position_rng(kEvaluationPositionsSeed);  // the same positions at every evaluation
   // [held-out-bits]
   try {
     for (std::int64_t first = 0; first < windows; first += chunk) {
@@ -49,7 +51,8 @@ LengthResult held_out_bits(Decoder& model, const std::vector<std::int64_t>& toke
       const auto start = tokens.begin() + first * length;
       inputs.values.assign(start, start + rows * length);
       targets.values.assign(start + 1, start + rows * length + 1);
-      const ag::Tensor logits = model.forward(inputs);  // [rows, length, V]
+      const ag::Tensor logits =  // [rows, length, V]
+          model.forward(inputs, evaluation_positions(length, random_positions, position_rng));
       const std::int64_t V = logits.size(-1);
       const std::vector<double> values = logits.to_vector();
       for (std::size_t i = 0; i < targets.values.size(); ++i) {

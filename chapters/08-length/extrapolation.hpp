@@ -35,8 +35,12 @@ class CharVocabulary {
 /// characters, so the lengths differ only in how much context each prediction has and how
 /// far its positions lie past training. characters must be a multiple of length, and the
 /// stream must hold characters + 1 tokens. An ag::Error from the model is recorded as in
-/// evaluate_past_training.
+/// evaluate_past_training. A model trained at randomized positions with L_max =
+/// random_positions is evaluated as it was trained (evaluation_positions: sorted random
+/// positions from 0 .. L_max-1, one set per forward call, from a fixed seed; a length above
+/// L_max is recorded as refused); 0 means positions 0 .. length-1.
 LengthResult held_out_bits(Decoder& model, const std::vector<std::int64_t>& tokens,
-                           std::int64_t length, std::int64_t characters);
+                           std::int64_t length, std::int64_t characters,
+                           std::int64_t random_positions = 0);
 
 }  // namespace pe

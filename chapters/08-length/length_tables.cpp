@@ -66,8 +66,8 @@ RowOverSeeds row_over_seeds(const std::vector<std::vector<LengthResult>>& seeds,
       (text ? mean.bits : mean.accuracy) = m;
       row.summary[std::to_string(lengths[i])] = {
           {text ? "bits" : "accuracy", m}, {"sd", sd}, {"seeds", values.size()}};
-      row.cells += " " + fixed_digits(m, 3) +
-                   (values.size() > 1 ? " ± " + fixed_digits(sd, 3) : "") + " |";
+      row.cells +=
+          " " + fixed_digits(m, 3) + (values.size() > 1 ? " ± " + fixed_digits(sd, 3) : "") + " |";
     }
     row.means.push_back(mean);
   }
@@ -96,9 +96,8 @@ void plot_against_length(const std::string& png, const std::string& title,
     series.push_back(s);
   }
   const double t = std::log2(double(train_length));
-  series.push_back({"training length " + std::to_string(train_length),
-                    {t, t},
-                    {y_range.first, y_range.second}});
+  series.push_back(
+      {"training length " + std::to_string(train_length), {t, t}, {y_range.first, y_range.second}});
   write_line_plot(png, series, title, "log2 of the evaluation length (5 = 32, 9 = 512)", y_label,
                   false, y_range);
 }

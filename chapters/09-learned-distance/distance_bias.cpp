@@ -8,36 +8,38 @@ using ag::Tensor;
 
 namespace {
 
-void check_sizes(const char* what, std::int64_t queries, std::int64_t keys, std::int64_t q_offset) {
-  ag::check(queries >= 0 && keys >= 0 && q_offset >= 0, what,
-            "sizes and offset must not be negative, got Tq ", queries, ", Tk ", keys, ", offset ",
-            q_offset);
+void check_sizes(const char* what, std::int64_t queries, std::int64_t keys,
+                 const Positions& q_positions) {
+  ag::check(queries >= 0 && keys >= 0, what, "sizes must not be negative, got Tq ", queries,
+            ", Tk ", keys);
+  q_positions.check_count(queries, what);
 }
 
 }  // namespace
 
 ag::Indices causal_distance_indices(std::int64_t queries, std::int64_t keys,
-                                    std::int64_t q_offset) {
-  check_sizes("causal_distances", queries, keys, q_offset);
+                                    const Positions& q_positions) {
+  check_sizes("causal_distances", queries, keys, q_positions);
+  const Positions k_positions = q_positions.keys(keys);
   ag::Indices d{std::vector<std::int64_t>(static_cast<std::size_t>(queries * keys)),
                 {queries, keys}};
   for (std::int64_t i = 0; i < queries; ++i)
     for (std::int64_t j = 0; j < keys; ++j)
-      d.values[i * keys + j] = std::max<std::int64_t>(q_offset + i - j, 0);
+      d.values[i * keys + j] = std::max<std::int64_t>(q_positions.at(i) - k_positions.at(j), 0);
   return d;
 }
 
-Tensor causal_distances(std::int64_t queries, std::int64_t keys, std::int64_t q_offset,
+Tensor causal_distances(std::int64_t queries, std::int64_t keys, const Positions& q_positions,
                         ag::Dtype dtype) {
-  const ag::Indices d = causal_distance_indices(queries, keys, q_offset);
+  const ag::Indices d = causal_distance_indices(queries, keys, q_positions);
   return ag::from_vector(std::vector<double>(d.values.begin(), d.values.end()), {queries, keys},
                          dtype);
 }
 
-Tensor query_positions(std::int64_t queries, std::int64_t q_offset, ag::Dtype dtype) {
-  check_sizes("query_positions", queries, 0, q_offset);
+Tensor query_positions(std::int64_t queries, const Positions& q_positions, ag::Dtype dtype) {
+  check_sizes("query_positions", queries, 0, q_positions);
   std::vector<double> positions(static_cast<std::size_t>(queries));
-  for (std::int64_t i = 0; i < queries; ++i) positions[i] = double(q_offset + i);
+  for (std::int64_t i = 0; i < queries; ++i) positions[i] = double(q_positions.at(i));
   return ag::from_vector(positions, {queries, 1}, dtype);
 }
 
@@ -49,13 +51,13 @@ DistanceBiasPositions::DistanceBiasPositions(std::shared_ptr<DistanceBias> funct
 
 // [distance-bias-hook]
 Tensor DistanceBiasPositions::bias(const Tensor& scores, const Tensor& q, const Tensor& k,
-                                   std::int64_t q_offset) const {
+                                   const Positions& q_positions) const {
   (void)q, (void)k;  // a function of positions only, not of the content
   const std::int64_t heads = function_->heads();
   ag::check(scores.dim() == 4 && scores.size(1) == heads, "distance bias", "expected scores [B, ",
             heads, ", Tq, Tk], got ", ag::shape_string(scores.shape()));
   // [H, Tq, Tk] broadcasts over the batch
-  return ag::add(scores, function_->bias(scores.size(2), scores.size(3), q_offset));
+  return ag::add(scores, function_->bias(scores.size(2), scores.size(3), q_positions));
 }
 // [distance-bias-hook]
 

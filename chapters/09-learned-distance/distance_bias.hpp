@@ -14,15 +14,17 @@
 
 namespace pe {
 
-/// d[i, j] = max(q_offset + i - j, 0) for queries at q_offset .. q_offset+Tq-1 and keys at
-/// 0 .. Tk-1: how far key j lies behind query i. A future key (j > i) gets 0; the causal mask
-/// hides it afterwards whatever the bias says (KERPLE's own code does the same).  -> [Tq, Tk]
-ag::Tensor causal_distances(std::int64_t queries, std::int64_t keys, std::int64_t q_offset,
+/// d[i, j] = max(p_i - p_j, 0) for query i at position p_i of q_positions (an offset o means
+/// o .. o+Tq-1) and key j at p_j of q_positions.keys(Tk) (then 0 .. Tk-1): how far key j lies
+/// behind query i. A future key (p_j > p_i) gets 0; the causal mask hides it afterwards
+/// whatever the bias says (KERPLE's own code does the same).  -> [Tq, Tk]
+ag::Tensor causal_distances(std::int64_t queries, std::int64_t keys, const Positions& q_positions,
                             ag::Dtype dtype);
 /// The same distances as integers, to pick rows of a table by distance.  -> Indices [Tq, Tk]
-ag::Indices causal_distance_indices(std::int64_t queries, std::int64_t keys, std::int64_t q_offset);
-/// The queries' positions q_offset .. q_offset+Tq-1 as a column.  -> [Tq, 1]
-ag::Tensor query_positions(std::int64_t queries, std::int64_t q_offset, ag::Dtype dtype);
+ag::Indices causal_distance_indices(std::int64_t queries, std::int64_t keys,
+                                    const Positions& q_positions);
+/// The queries' positions p_i as a column (o .. o+Tq-1 for an offset o).  -> [Tq, 1]
+ag::Tensor query_positions(std::int64_t queries, const Positions& q_positions, ag::Dtype dtype);
 
 /// A learned distance function: one bias per head for every (query, key) pair, built from
 /// framework ops so that the gradient reaches its parameters.
@@ -30,9 +32,10 @@ class DistanceBias : public ag::Module {
  public:
   /// H, the number of heads it gives a bias to.
   virtual std::int64_t heads() const = 0;
-  /// bias[h, i, j] for queries at q_offset .. q_offset+Tq-1 and keys at 0 .. Tk-1, in the
+  /// bias[h, i, j] for queries at q_positions and keys at q_positions.keys(Tk), in the
   /// dtype of its parameters.  -> [H, Tq, Tk]
-  virtual ag::Tensor bias(std::int64_t queries, std::int64_t keys, std::int64_t q_offset) const = 0;
+  virtual ag::Tensor bias(std::int64_t queries, std::int64_t keys,
+                          const Positions& q_positions) const = 0;
 };
 
 /// The part of a bias encoding in one attention layer: scores + function.bias, through the bias
@@ -45,7 +48,7 @@ class DistanceBiasPositions : public AttentionPositions {
   DistanceBiasPositions(std::shared_ptr<DistanceBias> function, bool owns);
   /// scores [B, H, Tq, Tk] -> scores + bias [H, Tq, Tk] (broadcast over B); q, k unused.
   ag::Tensor bias(const ag::Tensor& scores, const ag::Tensor& q, const ag::Tensor& k,
-                  std::int64_t q_offset) const override;
+                  const Positions& q_positions) const override;
   const DistanceBias& function() const { return *function_; }  ///< the function it adds
   bool owns() const { return owns_; }  ///< true when the function is this layer's own
 

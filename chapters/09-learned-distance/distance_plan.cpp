@@ -6,6 +6,7 @@ TrainConfig distance_config(const Row& row, const std::string& task, std::int64_
                             std::uint64_t seed) {
   TrainConfig c = ch08::length_config({row.name, row.encoding, 2}, task, steps, seed);
   c.encoding_options = row.options;
+  c.random_positions = row.random_positions;
   return c;
 }
 

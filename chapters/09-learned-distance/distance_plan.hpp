@@ -43,6 +43,13 @@ inline const std::vector<Row> kRows = {
     {"fire", "fire", {}, 0, false},
     {"dpb", "dpb", {}, 0, false},
     {"xpos", "xpos", {}, 0, false},
+    // randomized positions (Ruoss et al.) around four of chapter 8's encodings and FIRE (the
+    // pair of Zhou et al.'s length-generalisation recipe)
+    {"sinusoidal + rp", "sinusoidal", {}, kRandomPositionsMax, false},
+    {"learned + rp", "learned", {}, kRandomPositionsMax, false},
+    {"rope + rp", "rope", {}, kRandomPositionsMax, false},
+    {"alibi + rp", "alibi", {}, kRandomPositionsMax, false},
+    {"fire + rp", "fire", {}, kRandomPositionsMax, false},
 };
 // [distance-plan]
 

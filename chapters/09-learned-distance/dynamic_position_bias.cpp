@@ -39,10 +39,11 @@ Tensor DynamicPositionBias::table(std::int64_t count) const {
 
 // [dpb-bias]
 Tensor DynamicPositionBias::bias(std::int64_t queries, std::int64_t keys,
-                                 std::int64_t q_offset) const {
-  const ag::Indices d = causal_distance_indices(queries, keys, q_offset);
-  // the largest distance in this call is that of the last query to key 0
-  const std::int64_t count = queries > 0 && keys > 0 ? q_offset + queries : 1;
+                                 const Positions& q_positions) const {
+  const ag::Indices d = causal_distance_indices(queries, keys, q_positions);
+  // the largest distance in this call is that of the last query to the first key
+  const std::int64_t count =
+      queries > 0 && keys > 0 ? q_positions.end(queries) - q_positions.keys(keys).at(0) : 1;
   // rows of f's table picked by distance: [Tq, Tk, H], then heads first
   return ag::permute(ag::embedding(table(count), d), {2, 0, 1});
 }

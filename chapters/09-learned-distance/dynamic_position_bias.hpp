@@ -48,7 +48,8 @@ class DynamicPositionBias : public DistanceBias {
   /// f at distances 0 .. count-1.  -> [count, H]
   ag::Tensor table(std::int64_t count) const;
   /// bias[h, i, j] = table[d_ij, h] with d = causal_distances.  -> [H, Tq, Tk]
-  ag::Tensor bias(std::int64_t queries, std::int64_t keys, std::int64_t q_offset) const override;
+  ag::Tensor bias(std::int64_t queries, std::int64_t keys,
+                  const Positions& q_positions) const override;
 
   DistanceMlp f;            ///< depth hidden layers of SiLU
   const bool log_distance;  ///< f reads log(1 + d)

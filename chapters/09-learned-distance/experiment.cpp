@@ -137,7 +137,7 @@ json record_curves(const Experiment& e, const std::vector<std::vector<double>>& 
     pe::Series s{"head " + std::to_string(h), {}, {}};
     json at = json::object();
     for (std::size_t d = 0; d < curves[h].size(); ++d) {
-      s.x.push_back(double(d));
+      s.x.push_back(std::log2(1.0 + double(d)));  // the near distances spread out
       s.y.push_back(curves[h][d]);
     }
     for (std::int64_t d : kBiasDistances)
@@ -146,7 +146,8 @@ json record_curves(const Experiment& e, const std::vector<std::vector<double>>& 
     lines.push_back(s);
   }
   pe::write_line_plot(e.options.out + "/" + png, lines, title,
-                      "distance d = i - j (query at " + std::to_string(kCurveLength - 1) + ")",
+                      "log2(1 + d), d = i - j the distance (query at " +
+                          std::to_string(kCurveLength - 1) + "; 5 = training length 32)",
                       "bias b(d) added to the score");
   return heads;
 }

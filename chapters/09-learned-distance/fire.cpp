@@ -26,12 +26,12 @@ void check_fire_options(const FireOptions& options) {
 
 // [fire-normalized-distance]
 Tensor fire_normalized_distance(const Tensor& c, const Tensor& L, FireTransform transform,
-                                std::int64_t queries, std::int64_t keys, std::int64_t q_offset,
-                                double eps) {
+                                std::int64_t queries, std::int64_t keys,
+                                const Positions& q_positions, double eps) {
   ag::check(c.numel() == 1 && L.numel() == 1, "fire", "c and L are single numbers, got ",
             ag::shape_string(c.shape()), " and ", ag::shape_string(L.shape()));
-  const Tensor d = causal_distances(queries, keys, q_offset, c.dtype());  // [Tq, Tk]
-  const Tensor n = query_positions(queries, q_offset, c.dtype());         // [Tq, 1]
+  const Tensor d = causal_distances(queries, keys, q_positions, c.dtype());  // [Tq, Tk]
+  const Tensor n = query_positions(queries, q_positions, c.dtype());         // [Tq, 1]
   // max(n, L) = n + relu(L - n): the threshold keeps short prefixes on L's scale
   const Tensor normalizer = ag::add(n, ag::relu(ag::sub(L, n)));
   if (transform == FireTransform::none) return ag::div(d, ag::add(normalizer, eps));
@@ -56,13 +56,13 @@ FireBias::FireBias(std::int64_t heads, const FireOptions& options, ag::Rng& rng,
 Tensor FireBias::threshold() const { return ag::abs(ag::mul(L_multiplier, L_init)); }
 
 Tensor FireBias::normalized_distance(std::int64_t queries, std::int64_t keys,
-                                     std::int64_t q_offset) const {
-  return fire_normalized_distance(c, threshold(), transform, queries, keys, q_offset);
+                                     const Positions& q_positions) const {
+  return fire_normalized_distance(c, threshold(), transform, queries, keys, q_positions);
 }
 
 // [fire-bias]
-Tensor FireBias::bias(std::int64_t queries, std::int64_t keys, std::int64_t q_offset) const {
-  const Tensor u = normalized_distance(queries, keys, q_offset);  // [Tq, Tk]
+Tensor FireBias::bias(std::int64_t queries, std::int64_t keys, const Positions& q_positions) const {
+  const Tensor u = normalized_distance(queries, keys, q_positions);  // [Tq, Tk]
   // f at every (query, key): the input depends on the query's position too, not on d alone
   const Tensor b = f.forward(ag::reshape(u, {queries * keys, 1}));  // [Tq * Tk, H]
   return ag::permute(ag::reshape(b, {queries, keys, heads()}), {2, 0, 1});

@@ -43,13 +43,14 @@ struct FireOptions {
 void check_fire_options(const FireOptions& options);
 
 /// FIRE's normalised distance, what f reads:
-///   u[i, j] = psi(d_ij) / (psi(max(L, q_offset + i)) + eps),  d = causal_distances,
+///   u[i, j] = psi(d_ij) / (psi(max(L, q_positions + i)) + eps),  d = causal_distances,
 /// with psi(x) = log(|c| x + 1) (log) or x (none). max(n, L) is written n + relu(L - n), so
 /// that its gradient reaches L where L > n, as torch.max's does. c, L: [1] -> [Tq, Tk], each in
 /// [0, 1) (d <= n <= max(L, n)).
 ag::Tensor fire_normalized_distance(const ag::Tensor& c, const ag::Tensor& L,
                                     FireTransform transform, std::int64_t queries,
-                                    std::int64_t keys, std::int64_t q_offset, double eps = 1e-6);
+                                    std::int64_t keys, const Positions& q_positions,
+                                    double eps = 1e-6);
 
 /// One FIRE function: f, c and L.
 class FireBias : public DistanceBias {
@@ -62,9 +63,10 @@ class FireBias : public DistanceBias {
   ag::Tensor threshold() const;
   /// fire_normalized_distance with this function's c and L.  -> [Tq, Tk]
   ag::Tensor normalized_distance(std::int64_t queries, std::int64_t keys,
-                                 std::int64_t q_offset) const;
+                                 const Positions& q_positions) const;
   /// f(u) for every (query, key), heads first.  -> [H, Tq, Tk]
-  ag::Tensor bias(std::int64_t queries, std::int64_t keys, std::int64_t q_offset) const override;
+  ag::Tensor bias(std::int64_t queries, std::int64_t keys,
+                  const Positions& q_positions) const override;
 
   DistanceMlp f;                  ///< Linear(1, width), ReLU, Linear(width, H)
   ag::Tensor c;                   ///< [1], learned

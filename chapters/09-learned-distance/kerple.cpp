@@ -17,12 +17,12 @@ std::string kerple_form_name(KerpleForm form) { return form == KerpleForm::log ?
 
 // [kerple-bias]
 Tensor kerple_bias(KerpleForm form, const Tensor& r1, const Tensor& r2, std::int64_t queries,
-                   std::int64_t keys, std::int64_t q_offset) {
+                   std::int64_t keys, const Positions& q_positions) {
   ag::check(r1.dim() == 1 && r1.shape() == r2.shape(), "kerple",
             "expected r1 and r2 of one value per head [H], got ", ag::shape_string(r1.shape()),
             " and ", ag::shape_string(r2.shape()));
   const std::int64_t heads = r1.size(0);
-  const Tensor d = ag::reshape(causal_distances(queries, keys, q_offset, r1.dtype()),
+  const Tensor d = ag::reshape(causal_distances(queries, keys, q_positions, r1.dtype()),
                                {1, queries, keys});  // the same distances for every head
   const Tensor a = ag::reshape(r1, {heads, 1, 1}), p = ag::reshape(r2, {heads, 1, 1});
   // log form: -r1 log(1 + r2 d); power form: -r1 d^r2 (0^r2 = 0 on the diagonal)
@@ -85,8 +85,9 @@ void KerpleBias::set(const std::vector<double>& r1_values, const std::vector<dou
   rho2.copy_from(ag::from_vector(raw2, {rho2.size(0)}, ag::Dtype::f64));
 }
 
-Tensor KerpleBias::bias(std::int64_t queries, std::int64_t keys, std::int64_t q_offset) const {
-  return kerple_bias(form, r1(), r2(), queries, keys, q_offset);
+Tensor KerpleBias::bias(std::int64_t queries, std::int64_t keys,
+                        const Positions& q_positions) const {
+  return kerple_bias(form, r1(), r2(), queries, keys, q_positions);
 }
 
 KerpleEncoding::KerpleEncoding(std::int64_t heads, KerpleForm form, bool shared, ag::Rng& rng,

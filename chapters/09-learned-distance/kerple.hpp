@@ -27,10 +27,10 @@ KerpleForm kerple_form_from(const std::string& name);
 std::string kerple_form_name(KerpleForm form);
 
 /// bias[h, i, j] = -r1_h log(1 + r2_h d_ij) or -r1_h d_ij^r2_h with d = causal_distances, for
-/// queries at q_offset .. q_offset+Tq-1 and keys at 0 .. Tk-1. Framework ops only, so the
+/// queries at q_positions .. q_positions+Tq-1 and keys at 0 .. Tk-1. Framework ops only, so the
 /// gradient reaches r1 and r2.  r1, r2: [H] -> [H, Tq, Tk]
 ag::Tensor kerple_bias(KerpleForm form, const ag::Tensor& r1, const ag::Tensor& r2,
-                       std::int64_t queries, std::int64_t keys, std::int64_t q_offset);
+                       std::int64_t queries, std::int64_t keys, const Positions& q_positions);
 
 /// One KERPLE kernel: r1 and r2 for each head, kept positive by their parameterisation. The
 /// official code clamps the raw values after each step (at least 0.01, and r2 at most 2 in
@@ -45,7 +45,8 @@ class KerpleBias : public DistanceBias {
   KerpleBias(std::int64_t heads, KerpleForm form, ag::Rng& rng, ag::Dtype dtype = ag::Dtype::f32);
   std::int64_t heads() const override { return rho1.size(0); }
   /// kerple_bias(form, r1(), r2(), ...).  -> [H, Tq, Tk]
-  ag::Tensor bias(std::int64_t queries, std::int64_t keys, std::int64_t q_offset) const override;
+  ag::Tensor bias(std::int64_t queries, std::int64_t keys,
+                  const Positions& q_positions) const override;
   ag::Tensor r1() const;  ///< softplus(rho1): [H]
   ag::Tensor r2() const;  ///< softplus(rho2), or 2 sigmoid(rho2) in the power form: [H]
   /// Sets rho1, rho2 so that r1() and r2() give these values (one per head, positive; r2 < 2

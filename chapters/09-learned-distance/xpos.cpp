@@ -25,21 +25,20 @@ std::vector<double> xpos_zeta(std::int64_t dim, double gamma) {
   return zeta;
 }
 
-Tensor xpos_scale(std::int64_t positions, std::int64_t offset, std::int64_t dim,
+Tensor xpos_scale(std::int64_t count, const Positions& positions, std::int64_t dim,
                   const XposOptions& options, double sign, ag::Dtype dtype) {
-  ag::check(positions >= 0 && offset >= 0, "xpos",
-            "positions and offset must not be negative, got ", positions, " and ", offset);
+  positions.check_count(count, "xpos");
   const std::vector<double> zeta = xpos_zeta(dim, options.gamma);
-  std::vector<double> scale(static_cast<std::size_t>(positions * dim));
-  for (std::int64_t t = 0; t < positions; ++t)
+  std::vector<double> scale(static_cast<std::size_t>(count * dim));
+  for (std::int64_t t = 0; t < count; ++t)
     for (std::int64_t i = 0; i < dim / 2; ++i) {
       // zeta_i^(+-m/B). torchscale centres m on the sequence for the scale (not for the turn);
       // the centre cancels in q . k but would change a cached key's scale as the sequence
       // grows, so here m is the position itself
-      const double s = std::pow(zeta[i], sign * double(offset + t) / options.scale_base);
+      const double s = std::pow(zeta[i], sign * double(positions.at(t)) / options.scale_base);
       scale[t * dim + 2 * i] = scale[t * dim + 2 * i + 1] = s;  // both coordinates of plane i
     }
-  return ag::from_vector(scale, {positions, dim}, dtype);
+  return ag::from_vector(scale, {count, dim}, dtype);
 }
 // [xpos-scale]
 
@@ -61,12 +60,13 @@ XposPositions::XposPositions(std::int64_t head_width, const XposOptions& options
 
 // [xpos-rotate]
 std::pair<Tensor, Tensor> XposPositions::rotate(const Tensor& q, const Tensor& k,
-                                                std::int64_t offset) const {
-  const auto [q_turned, k_turned] = rotary_.rotate(q, k, offset);  // chapter 5's RoPE
+                                                const Positions& positions) const {
+  const auto [q_turned, k_turned] = rotary_.rotate(q, k, positions);  // chapter 5's RoPE
   const std::int64_t T = q.size(2);
   // [T, D] broadcasts over batch and heads: queries grow smaller along the sequence, keys larger
-  return {ag::mul(q_turned, xpos_scale(T, offset, head_width_, options_, +1, q.dtype())),
-          ag::mul(k_turned, xpos_scale(k.size(2), offset, head_width_, options_, -1, k.dtype()))};
+  return {
+      ag::mul(q_turned, xpos_scale(T, positions, head_width_, options_, +1, q.dtype())),
+      ag::mul(k_turned, xpos_scale(k.size(2), positions, head_width_, options_, -1, k.dtype()))};
 }
 // [xpos-rotate]
 

@@ -32,10 +32,11 @@ void check_xpos_options(const XposOptions& options);
 /// in (0, 1).
 std::vector<double> xpos_zeta(std::int64_t dim, double gamma);
 
-/// zeta_i^(sign * m / B) for positions m = offset .. offset+T-1, for each coordinate of the
-/// adjacent layout (plane i holds coordinates 2i and 2i + 1): sign = +1 for queries, -1 for
-/// keys. Computed in double, then rounded.  -> [T, d]
-ag::Tensor xpos_scale(std::int64_t positions, std::int64_t offset, std::int64_t dim,
+/// zeta_i^(sign * m / B) for the positions m of `count` tokens at `positions` (an offset o
+/// means o .. o+T-1), for each coordinate of the adjacent layout (plane i holds coordinates 2i
+/// and 2i + 1): sign = +1 for queries, -1 for keys. Computed in double, then rounded.
+/// -> [T, d]
+ag::Tensor xpos_scale(std::int64_t count, const Positions& positions, std::int64_t dim,
                       const XposOptions& options, double sign, ag::Dtype dtype);
 
 /// xPos's part in each attention layer, through the rotate hook.
@@ -43,11 +44,11 @@ class XposPositions : public AttentionPositions {
  public:
   /// head_width D (even): every coordinate is turned and scaled.
   XposPositions(std::int64_t head_width, const XposOptions& options = {});
-  /// q, k [B, H, T, D] at positions offset .. offset+T-1 -> RoPE's turn, then q times
+  /// q, k [B, H, T, D] at `positions` -> RoPE's turn, then q times
   /// zeta^(m/B) and k times zeta^(-n/B). Keys are scaled by their own position when they are
   /// new, so a cached key needs nothing more: the KV cache works as for RoPE.
   std::pair<ag::Tensor, ag::Tensor> rotate(const ag::Tensor& q, const ag::Tensor& k,
-                                           std::int64_t offset) const override;
+                                           const Positions& positions) const override;
 
  private:
   std::int64_t head_width_;

@@ -85,6 +85,12 @@ std::vector<CLI::Option*> add_model_options(CLI::App& cmd, TrainFlags& f) {
       add("--eval-sequences", c.eval_sequences, "held-out sequences", within(L::eval_sequences)),
       add("--max-length", c.max_length, "longest length the encoding must handle (0: --length)",
           within(L::max_length)),
+      add("--random-positions", c.random_positions,
+          "L_MAX: train at randomized positions (Ruoss et al. 2023), each step's sorted and "
+          "distinct, drawn from 0 .. L_MAX-1 (at least --length; 0: off, positions 0 .. T-1). "
+          "The model is then evaluated at positions drawn likewise with a fixed seed (pe eval "
+          "--contiguous for 0 .. T-1); a learned table gets L_MAX rows",
+          within(L::random_positions)),
       cmd.add_option("--option,-o", f.encoding_options, "encoding option key=value (repeatable)"),
       cmd.add_option("--task-option", f.task_options, "task option key=value (repeatable)")};
 }
@@ -197,6 +203,7 @@ void add_eval_command(CLI::App& app) {
     bool json = false;
     std::string plot;
     std::vector<std::string> options;
+    bool contiguous = false;
   };
   auto flags = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand("eval", "accuracy of a trained model at given lengths");
@@ -213,6 +220,10 @@ void add_eval_command(CLI::App& app) {
                   "held-out sequences per length (default: the run's)")
       ->check(within(limits::eval_sequences));
   cmd->add_flag("--json", flags->json, "print JSON instead of a table");
+  cmd->add_flag("--contiguous", flags->contiguous,
+                "evaluate a model trained with --random-positions at positions 0 .. T-1 "
+                "(default: sorted random positions from 0 .. L_MAX-1, drawn with a fixed seed, "
+                "as it was trained; a length above L_MAX needs this flag)");
   cmd->add_option("--option,-o", flags->options,
                   "encoding option key=value replacing the checkpoint's (repeatable; key= "
                   "removes one), e.g. -o scaling=yarn for a RoPE model");
@@ -229,7 +240,9 @@ void add_eval_command(CLI::App& app) {
                 length, " is outside ", trainer->task().min_length(), " .. 100000");
       check_memory(trainer->config(), trainer->config().model.vocab, length);
     }
-    const auto results = evaluate_lengths(*trainer, lengths, sequences);
+    const auto results =
+        evaluate_lengths(*trainer, lengths, sequences,
+                         flags->contiguous ? EvalPositions::contiguous : EvalPositions::as_trained);
     if (!flags->plot.empty()) {
       const TrainConfig& c = trainer->config();
       Series series{

@@ -63,7 +63,7 @@ nlohmann::json model_json(Trainer& trainer) {
           {"layer_norm_eps", model.final_norm.eps},
           {"tied_head", false},
           {"train_length", c.length},
-          {"max_length", c.max_length > 0 ? c.max_length : c.length}};
+          {"max_length", c.table_length()}};
 }
 
 }  // namespace

@@ -27,16 +27,17 @@ struct SpyPositions : AttentionPositions {
     register_parameter("weight", weight);
   }
   std::pair<Tensor, Tensor> rotate(const Tensor& q, const Tensor& k,
-                                   std::int64_t offset) const override {
-    log->rotate_offsets.push_back(offset);
+                                   const Positions& at) const override {
+    log->rotate_offsets.push_back(at.first());
     return {q, k};
   }
-  Tensor bias(const Tensor& scores, const Tensor&, const Tensor& k, std::int64_t) const override {
+  Tensor bias(const Tensor& scores, const Tensor&, const Tensor& k,
+              const Positions&) const override {
     log->bias_keys.push_back(k.size(2));
     return scores;
   }
-  Tensor values(const Tensor& out, const Tensor&, std::int64_t q_offset) const override {
-    log->values_offsets.push_back(q_offset);
+  Tensor values(const Tensor& out, const Tensor&, const Positions& at) const override {
+    log->values_offsets.push_back(at.first());
     return out;
   }
   std::shared_ptr<SpyLog> log;
@@ -46,8 +47,8 @@ struct SpyPositions : AttentionPositions {
 struct SpyEncoding : PositionalEncoding {
   std::shared_ptr<SpyLog> log = std::make_shared<SpyLog>();
   std::string name() const override { return "spy"; }
-  Tensor embed(const Tensor& x, std::int64_t offset) const override {
-    log->embed_offsets.push_back(offset);
+  Tensor embed(const Tensor& x, const Positions& at) const override {
+    log->embed_offsets.push_back(at.first());
     return x;
   }
   std::shared_ptr<AttentionPositions> make_attention_part(ag::Rng&) const override {
@@ -60,11 +61,12 @@ struct SpyEncoding : PositionalEncoding {
 // adds it.
 struct TiltPositions : AttentionPositions {
   Tensor bias(const Tensor& scores, const Tensor&, const Tensor&,
-              std::int64_t q_offset) const override {
+              const Positions& at) const override {
     const std::int64_t queries = scores.size(2), keys = scores.size(3);
     std::vector<double> tilt;
     for (std::int64_t i = 0; i < queries; ++i)
-      for (std::int64_t j = 0; j < keys; ++j) tilt.push_back(0.5 * double(j - (q_offset + i)));
+      for (std::int64_t j = 0; j < keys; ++j)
+        tilt.push_back(0.5 * double(at.keys(keys).at(j) - at.at(i)));
     return ag::add(scores, ag::from_vector(tilt, {queries, keys}, scores.dtype()));
   }
 };
@@ -378,5 +380,104 @@ TEST(Ch01Registry, IntegerAndBooleanOptionsReadWholeValuesOnly) {
   for (const char* bad : {"yes", "2", "True", ""}) {
     spec.options["yes"] = bad;
     EXPECT_THROW(bool_option(spec, "demo", "yes", false), ag::Error) << bad;
+  }
+}
+
+// Randomized positions (Ruoss et al., 2023): T distinct positions from 0 .. L_max-1, sorted.
+TEST(Ch01Positions, RandomPositionsAreSortedDistinctAndInRange) {
+  ag::Rng rng(7);
+  for (const std::int64_t max_positions : {1, 5, 16, 2048})
+    for (const std::int64_t count : {1, 2, 5, 16, 40})
+      for (int draw = 0; draw < 200; ++draw) {
+        if (count > max_positions) {
+          EXPECT_THROW(random_positions(count, max_positions, rng), ag::Error);
+          continue;
+        }
+        const Positions p = random_positions(count, max_positions, rng);
+        ASSERT_FALSE(p.is_contiguous());
+        const std::vector<std::int64_t> ids = p.ids(count);
+        ASSERT_EQ(std::int64_t(ids.size()), count);
+        for (std::int64_t i = 0; i < count; ++i) {
+          EXPECT_GE(ids[i], 0);
+          EXPECT_LT(ids[i], max_positions);
+          if (i > 0) {
+            EXPECT_LT(ids[i - 1], ids[i]) << "sorted and distinct";
+          }
+        }
+      }
+  // T == L_max leaves no choice: 0 .. L_max-1
+  const Positions all = random_positions(6, 6, rng);
+  EXPECT_EQ(all.ids(6), (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5}));
+  // every position is drawn sometimes: 3 of 8, 4000 times, each about 1500 times
+  std::vector<int> seen(8, 0);
+  for (int draw = 0; draw < 4000; ++draw)
+    for (const auto id : random_positions(3, 8, rng).ids(3)) ++seen[id];
+  for (const int n : seen) EXPECT_NEAR(n, 1500, 200);
+}
+
+TEST(Ch01Positions, ContiguousAndSampledPositionsAndTheirKeys) {
+  const Positions offset = 3;
+  EXPECT_TRUE(offset.is_contiguous());
+  EXPECT_EQ(offset.ids(2), (std::vector<std::int64_t>{3, 4}));
+  EXPECT_EQ(offset.end(2), 5);
+  EXPECT_EQ(offset.keys(5), Positions(0));  // a cache holds keys from position 0
+  const Positions sampled(std::vector<std::int64_t>{2, 7, 9});
+  EXPECT_EQ(sampled.at(1), 7);
+  EXPECT_EQ(sampled.end(3), 10);
+  EXPECT_EQ(sampled.keys(3), sampled);
+  EXPECT_THROW(sampled.keys(4), ag::Error);              // sampled queries have no cache
+  EXPECT_THROW(sampled.check_count(2, "t"), ag::Error);  // one id per token
+  auto message = [](std::vector<std::int64_t> ids) {
+    try {
+      Positions p(std::move(ids));
+    } catch (const ag::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message({3, 1}).find("sorted and distinct, got 3 then 1"), std::string::npos);
+  EXPECT_NE(message({1, 1}).find("sorted and distinct, got 1 then 1"), std::string::npos);
+  EXPECT_NE(message({-2, 1}).find("must not be negative, got -2"), std::string::npos);
+  EXPECT_NE(message({}).find("at least one"), std::string::npos);
+  EXPECT_THROW(Positions(std::int64_t{-1}), ag::Error);
+}
+
+// At sampled positions the mask still hides exactly the later tokens.
+TEST(Ch01Positions, CausalMaskComparesPositions) {
+  const Tensor sampled =
+      causal_mask(3, 3, Positions(std::vector<std::int64_t>{4, 9, 30}), ag::Dtype::f64);
+  EXPECT_EQ(sampled.to_vector(), causal_mask(3, 3, 0, ag::Dtype::f64).to_vector());
+  EXPECT_EQ(causal_mask(2, 4, 2, ag::Dtype::f64).to_vector(),
+            (std::vector<double>{0, 0, 0, 1, 0, 0, 0, 0}));
+}
+
+TEST(Ch01Positions, SampledPositionsAndACacheAreRefused) {
+  ag::Rng rng(3);
+  Decoder model(small_decoder_config(), std::make_shared<NoEncoding>(), rng);
+  const ag::Indices ids{{1, 2, 3}, {1, 3}};
+  KVCache cache;
+  try {
+    model.forward(ids, Positions(std::vector<std::int64_t>{0, 1, 2}), &cache);
+    FAIL() << "no error";
+  } catch (const ag::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cache needs contiguous positions"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(model.forward(ids, Positions(std::vector<std::int64_t>{0, 1})), ag::Error);
+  EXPECT_NO_THROW(model.forward(ids, Positions(std::vector<std::int64_t>{0, 5, 6})));
+}
+
+// Ruoss et al.'s evaluation convention: positions drawn as in training, from a fixed seed.
+TEST(Ch01Positions, EvaluationPositionsAreFixedAndRefusePastLMax) {
+  ag::Rng a(kEvaluationPositionsSeed), b(kEvaluationPositionsSeed);
+  EXPECT_EQ(evaluation_positions(10, 64, a), evaluation_positions(10, 64, b));
+  EXPECT_FALSE(evaluation_positions(10, 64, a).is_contiguous());
+  EXPECT_EQ(evaluation_positions(100, 0, a), Positions(0));  // not trained so: 0 .. T-1
+  try {
+    evaluation_positions(65, 64, a);
+    FAIL() << "no error";
+  } catch (const ag::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("length 65 is longer than L_max = 64"), std::string::npos)
+        << e.what();
   }
 }

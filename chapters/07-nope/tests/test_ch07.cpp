@@ -69,11 +69,11 @@ ProbeData linear_data(std::int64_t rows, std::int64_t cols, double noise, ag::Rn
 // An absolute encoding that adds t * u to the token at position t: the probe must read it.
 struct RampEncoding : PositionalEncoding {
   std::string name() const override { return "ramp"; }
-  Tensor embed(const Tensor& x, std::int64_t offset) const override {
+  Tensor embed(const Tensor& x, const Positions& at) const override {
     const std::int64_t T = x.size(1), C = x.size(2);
     std::vector<double> ramp(T * C);
     for (std::int64_t t = 0; t < T; ++t)
-      for (std::int64_t c = 0; c < C; ++c) ramp[t * C + c] = double(offset + t) * (c % 2 ? 1 : -1);
+      for (std::int64_t c = 0; c < C; ++c) ramp[t * C + c] = double(at.at(t)) * (c % 2 ? 1 : -1);
     return ag::add(x, ag::from_vector(ramp, {T, C}, x.dtype()));
   }
 };

@@ -103,6 +103,17 @@ TEST_F(Length, HeldOutBitsScoreTheSameCharactersAtEveryLength) {
 
   EXPECT_THROW(held_out_bits(trainer.model(), tokens, 12, 128), ag::Error);     // not a multiple
   EXPECT_THROW(held_out_bits(trainer.model(), tokens, 8, 8 * 200), ag::Error);  // too long
+
+  // A model trained at randomized positions (L_max 32) is scored at positions drawn as in
+  // training, from a fixed seed: the same numbers every time, not those of 0 .. T-1, and a
+  // length above L_max is refused (recorded, as a learned table's refusal is).
+  const LengthResult drawn = held_out_bits(trainer.model(), tokens, 8, 128, 32);
+  ASSERT_TRUE(drawn.ran) << drawn.error;
+  EXPECT_EQ(drawn.loss, held_out_bits(trainer.model(), tokens, 8, 128, 32).loss);
+  EXPECT_NE(drawn.loss, held_out_bits(trainer.model(), tokens, 8, 128).loss);
+  const LengthResult past = held_out_bits(trainer.model(), tokens, 64, 128, 32);
+  EXPECT_FALSE(past.ran);
+  EXPECT_NE(past.error.find("longer than L_max = 32"), std::string::npos) << past.error;
 }
 
 // grades: task 8.3

@@ -53,8 +53,9 @@ TEST_F(DistancePlan, EveryRowTrainsEveryTaskAndSeedInAFolderOfItsOwn) {
 TEST_F(DistancePlan, ChapterEightsRowsTrainChapterEightsConfiguration) {
   for (const Row& row : kRows) {
     if (!row.from_chapter_8) continue;
-    const auto same = std::find_if(ch08::kVariants.begin(), ch08::kVariants.end(),
-                                   [&](const ch08::Variant& v) { return v.encoding == row.encoding; });
+    const auto same =
+        std::find_if(ch08::kVariants.begin(), ch08::kVariants.end(),
+                     [&](const ch08::Variant& v) { return v.encoding == row.encoding; });
     ASSERT_NE(same, ch08::kVariants.end()) << row.name;
     for (const std::string& task : ch08::kTasks) {
       const TrainConfig ours = distance_config(row, task, 500, 2);

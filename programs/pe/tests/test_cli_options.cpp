@@ -170,3 +170,25 @@ TEST(CliOptions, SinusoidBaseOfOneIsRefusedAsRopesIs) {
       expect_one_line_error(run(std::string("inspect ") + encoding + " -o base=" + base),
                             std::string(encoding) + ": base must be greater than 1, got " + base);
 }
+
+// --random-positions L_MAX: a number of at least the training length, each mistake in one
+// line before anything is written; a model trained so is evaluated as trained, and a length
+// above L_MAX needs --contiguous.
+TEST(CliOptions, RandomPositionsAreCheckedAndEvaluatedAsTrained) {
+  const std::string dir = temp_dir("random_positions");
+  expect_one_line_error(run(kTiny + " --random-positions abc --out " + dir + "/a"),
+                        "--random-positions: expected a whole number from 0 to 100000, got 'abc'");
+  expect_one_line_error(run(kTiny + " --random-positions 7 --out " + dir + "/b"),
+                        "random_positions (L_max) 7 is shorter than the training length 8");
+  EXPECT_FALSE(fs::exists(dir + "/a"));
+  EXPECT_FALSE(fs::exists(dir + "/b"));
+  const Outcome help = run("train --help");
+  EXPECT_NE(help.output.find("--random-positions"), std::string::npos) << help.output;
+  const Outcome trained = run(kTiny + " --random-positions 32 --out " + dir + "/run");
+  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+  const std::string ck = dir + "/run/checkpoint.agt";
+  EXPECT_EQ(run("eval " + ck + " --lengths 8,32").exit_code, 0);
+  expect_one_line_error(run("eval " + ck + " --lengths 33"), "is longer than L_max = 32");
+  const Outcome contiguous = run("eval " + ck + " --lengths 33 --contiguous");
+  EXPECT_EQ(contiguous.exit_code, 0) << contiguous.output;
+}

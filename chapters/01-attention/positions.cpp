@@ -1,0 +1,98 @@
+#include "chapters/01-attention/positions.hpp"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "ag/ops.hpp"
+
+namespace pe {
+
+Positions::Positions(std::int64_t first) : first_(first) {
+  ag::check(first >= 0, "Positions", "the first position must not be negative, got ", first);
+}
+
+Positions::Positions(std::vector<std::int64_t> ids) : sampled_(std::move(ids)) {
+  ag::check(!sampled_.empty(), "Positions", "needs at least one position id");
+  for (std::size_t i = 0; i < sampled_.size(); ++i) {
+    ag::check(sampled_[i] >= 0, "Positions", "position ids must not be negative, got ", sampled_[i],
+              " at index ", i);
+    // sorted and distinct: the causal mask then hides exactly the later tokens, as it does
+    // for contiguous positions
+    ag::check(i == 0 || sampled_[i - 1] < sampled_[i], "Positions",
+              "position ids must be sorted and distinct, got ", sampled_[i - 1], " then ",
+              sampled_[i], " at index ", i);
+  }
+  first_ = sampled_.front();
+}
+
+std::int64_t Positions::first() const { return first_; }
+
+std::int64_t Positions::size() const {
+  return sampled_.empty() ? -1 : static_cast<std::int64_t>(sampled_.size());
+}
+
+void Positions::check_count(std::int64_t count, const char* who) const {
+  ag::check(count >= 0, who, "a count of tokens must not be negative, got ", count);
+  if (!sampled_.empty())
+    ag::check(count == size(), who, "expected ", count, " tokens at the ", size(),
+              " sampled positions, one position id per token");
+}
+
+std::vector<std::int64_t> Positions::ids(std::int64_t count) const {
+  check_count(count, "Positions");
+  if (!sampled_.empty()) return sampled_;
+  std::vector<std::int64_t> out(static_cast<std::size_t>(count));
+  for (std::int64_t i = 0; i < count; ++i) out[i] = first_ + i;
+  return out;
+}
+
+std::int64_t Positions::end(std::int64_t count) const {
+  check_count(count, "Positions");
+  return sampled_.empty() ? first_ + count : sampled_.back() + 1;
+}
+
+Positions Positions::keys(std::int64_t count) const {
+  if (sampled_.empty()) return Positions(0);
+  ag::check(count == size(), "Positions", "sampled positions attend to keys at the same ", size(),
+            " ids (no cache), but the call has ", count, " keys");
+  return *this;
+}
+
+bool Positions::operator==(const Positions& other) const {
+  return first_ == other.first_ && sampled_ == other.sampled_;
+}
+
+Positions random_positions(std::int64_t count, std::int64_t max_positions, ag::Rng& rng) {
+  ag::check(count >= 1 && count <= max_positions, "random_positions", "cannot draw ", count,
+            " distinct positions from 0 .. ", max_positions - 1,
+            " (the length must be at least 1 and at most L_max = ", max_positions, ")");
+  // Floyd's algorithm: exactly `count` draws, each subset equally likely
+  std::set<std::int64_t> chosen;
+  for (std::int64_t j = max_positions - count; j < max_positions; ++j) {
+    const std::int64_t t = rng.randint(0, j + 1);
+    chosen.insert(chosen.count(t) ? j : t);
+  }
+  return Positions(std::vector<std::int64_t>(chosen.begin(), chosen.end()));
+}
+
+Positions evaluation_positions(std::int64_t length, std::int64_t max_positions, ag::Rng& rng) {
+  if (max_positions == 0) return Positions(0);
+  ag::check(length <= max_positions, "evaluate", "length ", length,
+            " is longer than L_max = ", max_positions,
+            " of the randomized positions the model was trained with (its positions are drawn "
+            "from 0 .. L_max-1; evaluate at contiguous positions instead)");
+  return random_positions(length, max_positions, rng);
+}
+
+ag::Tensor rows_at(const ag::Tensor& table, const Positions& positions, std::int64_t count,
+                   const char* who) {
+  const std::int64_t end = positions.end(count);
+  ag::check(end <= table.size(0), who, "positions up to ", end - 1, " need ", end,
+            " rows but the table has ", table.size(0));
+  if (positions.is_contiguous())
+    return ag::slice(table, 0, positions.first(), positions.first() + count);
+  return ag::embedding(table, ag::Indices{positions.ids(count), {count}});
+}
+
+}  // namespace pe
