@@ -43,7 +43,7 @@ TablePart table_part_from(const std::string& text) {
   if (text == "1") return TablePart::one;
   if (text == "2") return TablePart::two;
   if (text == "all") return TablePart::all;
-  throw ag::Error("table: --part must be 1 (Part I, chapters 2 to " +
+  throw ag::Error("table: --part must be 1 (Part I, chapters up to " +
                   std::to_string(kFirstChapterOfPartTwo - 1) + "), 2 (Part II, chapter " +
                   std::to_string(kFirstChapterOfPartTwo) + " on) or all, got '" + text + "'");
 }

@@ -321,7 +321,7 @@ void add_table_command(CLI::App& app) {
   auto flags = std::make_shared<TableOptions>();
   auto* cmd = app.add_subcommand(
       "table",
-      "the book's encodings on the reference tasks: Part I's (chapters 2 to 8, the table the "
+      "the book's encodings on the reference tasks: Part I's (up to chapter 8, the table the "
       "chapters quote) unless --part or --encodings say otherwise");
   auto* steps = cmd->add_option("--steps", flags->steps, "steps per run")
                     ->capture_default_str()
@@ -337,7 +337,7 @@ void add_table_command(CLI::App& app) {
   auto part = std::make_shared<std::string>("1");
   const std::string first = std::to_string(kFirstChapterOfPartTwo);
   cmd->add_option("--part", *part,
-                  "which encodings, by the book's parts: 1 (Part I's, chapters 2 to " +
+                  "which encodings, by the book's parts: 1 (Part I's, chapters up to " +
                       std::to_string(kFirstChapterOfPartTwo - 1) +
                       ": the table the chapters quote), 2 (Part II's, chapter " + first +
                       " on) or all (every encoding in the build)")
