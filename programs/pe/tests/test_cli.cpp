@@ -221,8 +221,7 @@ TEST(Cli, TablePartTwoTrainsTheLaterChaptersEncodings) {
     std::ifstream in(dir + "/table.json");
     const auto table = nlohmann::json::parse(in);
     std::vector<std::string> trained;
-    for (const auto& row : table["rows"])
-      trained.push_back(row["encoding"].get<std::string>());
+    for (const auto& row : table["rows"]) trained.push_back(row["encoding"].get<std::string>());
     EXPECT_EQ(trained, later);
   }
   for (const char* bad : {"3", "II", "", "1,2"})
