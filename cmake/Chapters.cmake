@@ -1,9 +1,54 @@
-# Chapters 00..PE_LAST_CHAPTER, in order. Each chapter's library depends only on the framework,
-# base/ and the chapters before it; its program and tests also on the lab (README.md, "The
-# house"; the check: tests/layering).
-if(NOT PE_LAST_CHAPTER MATCHES "^[0-9]$")
-  message(FATAL_ERROR "PE_LAST_CHAPTER must be a chapter number from 0 to 9, not '${PE_LAST_CHAPTER}'")
+# The chapters are the folders chapters/NN-*/ that hold a CMakeLists.txt, found here, so that
+# adding a chapter is adding its folder: no list of chapters, no last number to edit. This
+# build holds chapters 00..PE_LAST_CHAPTER, in order: every chapter found when PE_LAST_CHAPTER
+# is empty (the default, and what the presets set), else the chapters up to that one, which
+# must be a chapter found ("7" and "07" both name chapters/07-*). Each chapter's library
+# depends only on the framework, base/ and the chapters before it; its program and tests also
+# on the lab (README.md, "The house"; the check: tests/layering). CONFIGURE_DEPENDS: a folder
+# added or removed configures the build again at the next build.
+file(GLOB pe_chapter_dirs RELATIVE ${PROJECT_SOURCE_DIR}/chapters CONFIGURE_DEPENDS
+     ${PROJECT_SOURCE_DIR}/chapters/[0-9][0-9]-*)
+list(SORT pe_chapter_dirs)
+set(PE_CHAPTER_NUMBERS "")  # every chapter found, as numbers (tests/ configures each one alone)
+set(pe_chapter_names "")    # the same, as folder names, for the messages
+foreach(dir IN LISTS pe_chapter_dirs)
+  if(NOT EXISTS ${PROJECT_SOURCE_DIR}/chapters/${dir}/CMakeLists.txt)
+    list(REMOVE_ITEM pe_chapter_dirs ${dir})
+    continue()
+  endif()
+  string(SUBSTRING "${dir}" 0 2 number)
+  math(EXPR number "${number}")
+  list(FIND PE_CHAPTER_NUMBERS ${number} same)
+  if(same GREATER_EQUAL 0)
+    list(GET pe_chapter_names ${same} other)
+    message(FATAL_ERROR "two chapter folders have the number ${number}: chapters/${other} and "
+                        "chapters/${dir} (each chapter needs a number of its own)")
+  endif()
+  list(APPEND PE_CHAPTER_NUMBERS ${number})
+  list(APPEND pe_chapter_names ${dir})
+endforeach()
+string(REPLACE ";" ", " pe_chapter_names "${pe_chapter_names}")
+if(PE_CHAPTER_NUMBERS STREQUAL "")
+  message(FATAL_ERROR "no chapter folder (chapters/NN-name/ with a CMakeLists.txt) under "
+                      "${PROJECT_SOURCE_DIR}/chapters")
 endif()
+if("${PE_LAST_CHAPTER}" STREQUAL "")
+  list(GET PE_CHAPTER_NUMBERS -1 PE_LAST_BUILT_CHAPTER)
+elseif(PE_LAST_CHAPTER MATCHES "^[0-9]+$")
+  math(EXPR PE_LAST_BUILT_CHAPTER "${PE_LAST_CHAPTER}")  # "07" is 7
+  if(NOT PE_LAST_BUILT_CHAPTER IN_LIST PE_CHAPTER_NUMBERS)
+    message(FATAL_ERROR "PE_LAST_CHAPTER=${PE_LAST_CHAPTER} names no chapter: the chapters are "
+                        "${pe_chapter_names} (give one of their numbers, or leave "
+                        "PE_LAST_CHAPTER empty for all of them)")
+  endif()
+else()
+  message(FATAL_ERROR "PE_LAST_CHAPTER must be a chapter's number or empty (every chapter), not "
+                      "'${PE_LAST_CHAPTER}': the chapters are ${pe_chapter_names}")
+endif()
+# For the scripts that read a build's cache (programs/coursework/check_tasks, tests/layering).
+set(PE_LAST_BUILT_CHAPTER ${PE_LAST_BUILT_CHAPTER} CACHE INTERNAL
+    "the last chapter in this build: PE_LAST_CHAPTER, or the last chapter found when it is empty")
+message(STATUS "chapters: ${pe_chapter_names}; this build holds 0..${PE_LAST_BUILT_CHAPTER}")
 
 # pe_chapter_tests(chNN SOURCES...): one GoogleTest binary per chapter, labelled chNN so that
 # `ctest -L chNN` runs exactly that chapter's tests, and each test marked in its source with
@@ -32,7 +77,7 @@ endfunction()
 # figures) and gives it its own register_chapter_encodings(),
 # generated to call the registration functions of chapters 02..last only, and links those
 # chapters. So chapter N's experiment holds chapters 0..N and none after them, and `pe`
-# (last = PE_LAST_CHAPTER) holds every encoding in the build. The check: tests/layering.
+# (last = PE_LAST_BUILT_CHAPTER) holds every encoding in the build. The check: tests/layering.
 function(pe_link_lab target last)
   get_property(registrars GLOBAL PROPERTY PE_ENCODING_REGISTRARS)
   set(PE_REGISTRAR_DECLARATIONS "")
@@ -56,12 +101,10 @@ function(pe_link_lab target last)
   target_link_libraries(${target} PRIVATE lab_run ${chapters})
 endfunction()
 
-file(GLOB pe_chapter_dirs RELATIVE ${PROJECT_SOURCE_DIR}/chapters ${PROJECT_SOURCE_DIR}/chapters/[0-9][0-9]-*)
-list(SORT pe_chapter_dirs)
 foreach(dir IN LISTS pe_chapter_dirs)
   string(SUBSTRING "${dir}" 0 2 number)
   math(EXPR number "${number}")
-  if(number LESS_EQUAL PE_LAST_CHAPTER AND EXISTS ${PROJECT_SOURCE_DIR}/chapters/${dir}/CMakeLists.txt)
+  if(number LESS_EQUAL PE_LAST_BUILT_CHAPTER)
     add_subdirectory(chapters/${dir})
     # Every chapter's program reads its command line through base/: --help works, and an
     # unknown option stops it (exit status 2) before it does anything.

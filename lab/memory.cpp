@@ -19,6 +19,44 @@
 
 namespace pe {
 
+namespace {
+
+// An option as the encoding reads it, or its default when the value is not one the encoding
+// takes: the encoding itself then says what is wrong, as it builds.
+std::int64_t option_or_default(const TrainConfig& c, const char* key, std::int64_t fallback) {
+  EncodingSpec spec;
+  spec.options = c.encoding_options;
+  try {
+    return integer_option(spec, c.encoding, key, fallback, 1, kLargestTableOption);
+  } catch (const ag::Error&) {
+    return fallback;
+  }
+}
+
+// Chapter 9's MLPs of the distance, per layer (the bias hook runs in every layer, even with
+// one function shared by all of them). The defaults are the chapter's (fire.hpp,
+// dynamic_position_bias.hpp), written again here since the lab may not know chapter 9.
+// FIRE runs f at every (query, key): its input depends on the query, not on the distance
+// alone, so [T * T, width] hidden units (the linear layer and its ReLU), [T * T, H] out and
+// about eight [T, T] tensors for the normalised distance. The dynamic position bias runs f
+// once per distance, [T, width] per hidden layer (linear, sigmoid, SiLU), then gathers
+// [T, T, H] and permutes it. Both add the [H, T, T] bias to a new [B, H, T, T].
+double distance_mlp_values(const TrainConfig& c, double B, double T, double H) {
+  if (c.encoding == "fire") {
+    const double width = double(option_or_default(c, "width", 32));
+    return T * T * (2 * width + 3 * H + 8) + B * H * T * T;
+  }
+  if (c.encoding == "dpb") {
+    const double width =
+        double(option_or_default(c, "width", std::max<std::int64_t>(1, c.model.width / 4)));
+    const double depth = double(option_or_default(c, "depth", 2));
+    return T * (3 * width * depth + H) + 2 * H * T * T + B * H * T * T;
+  }
+  return 0;
+}
+
+}  // namespace
+
 double estimated_bytes(const TrainConfig& c, std::int64_t vocab, std::int64_t eval_length) {
   const double kFloat = 4;  // the model trains in float32
   const double C = double(c.model.width), F = double(c.model.ffn_width), H = double(c.model.heads),
@@ -34,8 +72,9 @@ double estimated_bytes(const TrainConfig& c, std::int64_t vocab, std::int64_t ev
       training ? double(c.batch) : double(std::min<std::int64_t>(64, c.eval_sequences));
   // Per layer: about a dozen [B, T, C] tensors, three [B, T, F], and four [B, H, T, T] (scores,
   // mask, softmax, weights). Shaw adds a score-sized key term and its gradient, and with
-  // -o pairwise=true two [T, T, D] tensors and their gradients on top.
-  double per_layer = B * T * (12 * C + 3 * F) + 4 * B * H * T * T;
+  // -o pairwise=true two [T, T, D] tensors and their gradients on top; FIRE and the dynamic
+  // position bias their MLP's activations (distance_mlp_values).
+  double per_layer = B * T * (12 * C + 3 * F) + 4 * B * H * T * T + distance_mlp_values(c, B, T, H);
   if (c.encoding == "shaw") {
     EncodingSpec spec;  // read the option as the encoding will
     spec.options = c.encoding_options;

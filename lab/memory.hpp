@@ -12,7 +12,9 @@ struct EncodingSpec;
 
 /// Bytes that training `config` (with a vocabulary of `vocab` tokens) needs: parameters with
 /// their gradients and Adam state, plus the activations of one step (attention scores
-/// B*H*T*T per layer; Shaw's [T, T, D] tensors with -o pairwise=true), kept for the backward pass.
+/// B*H*T*T per layer; Shaw's [T, T, D] tensors with -o pairwise=true; FIRE's MLP at every
+/// (query, key), T*T*width per layer; the dynamic position bias's at every distance and its
+/// gathered [H, T, T] bias), kept for the backward pass.
 /// When eval_length > 0, the figure for evaluating at that length instead (64 sequences at a time,
 /// no gradients). An estimate within a small factor, computed in floating point so that no product
 /// overflows.

@@ -5,7 +5,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
 
+#include "ag/error.hpp"
 #include "ag/files.hpp"
 #include "base/command_line.hpp"
 #include "base/folder_lock.hpp"
@@ -35,6 +37,31 @@ std::string fast_table_note() {
                 long(c.model.width), long(c.model.ffn_width), long(c.steps), c.lr, long(c.warmup),
                 long(c.eval_sequences), long(TrainConfig{}.model.width), long(TrainConfig{}.steps));
   return line;
+}
+
+TablePart table_part_from(const std::string& text) {
+  if (text == "1") return TablePart::one;
+  if (text == "2") return TablePart::two;
+  if (text == "all") return TablePart::all;
+  throw ag::Error("table: --part must be 1 (Part I, chapters up to " +
+                  std::to_string(kFirstChapterOfPartTwo - 1) + "), 2 (Part II, chapter " +
+                  std::to_string(kFirstChapterOfPartTwo) + " on) or all, got '" + text + "'");
+}
+
+std::vector<std::string> table_encodings(const std::vector<EncodingEntry>& registered,
+                                         TablePart part) {
+  std::vector<std::string> names;
+  for (const EncodingEntry& entry : registered) {
+    const std::string& chapter = entry.chapter;
+    const bool number =
+        !chapter.empty() && chapter.size() <= 3 &&
+        std::all_of(chapter.begin(), chapter.end(), [](char c) { return c >= '0' && c <= '9'; });
+    ag::check(number, "table", "encoding '", entry.name, "' names chapter '", chapter,
+              "', not a chapter number");
+    const bool later = std::stoi(chapter) >= kFirstChapterOfPartTwo;
+    if (part == TablePart::all || later == (part == TablePart::two)) names.push_back(entry.name);
+  }
+  return names;
 }
 
 TrainConfig table_config(const TableOptions& options, const std::string& encoding,
@@ -112,8 +139,14 @@ void write_table(const std::vector<PlannedRun>& planned, const RunListOptions& h
 void run_table(const TableOptions& options) {
   source_commit();  // read as the table starts (run.hpp)
   std::vector<std::string> encodings = options.encodings;
-  if (encodings.empty())
-    for (const auto& entry : registered_encodings()) encodings.push_back(entry.name);
+  if (encodings.empty()) {
+    encodings = table_encodings(registered_encodings(), options.part);
+    const char* part = options.part == TablePart::one   ? "1"
+                       : options.part == TablePart::two ? "2"
+                                                        : "all";
+    ag::check(!encodings.empty(), "table", "--part ", part,
+              " selects no encoding: this program has no chapter of that part (see pe list)");
+  }
   ag::check(!options.tasks.empty() && !options.layers.empty(), "table",
             "needs at least one task and one layer count");
   check_no_repeats(encodings, "--encodings");

@@ -1,22 +1,45 @@
-// `pe table`: every encoding in the build on the reference tasks, as a markdown table and
-// JSON. The chapters and the docs quote this table; `--fast` gives the same verdicts quickly.
+// `pe table`: the book's encodings on the reference tasks, as a markdown table and JSON: Part
+// I's by default (chapters 2 to 8, the table the chapters and the README quote), Part II's or
+// all of them on request. `--fast` gives the same verdicts quickly.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "chapters/01-attention/encoding_registry.hpp"
 #include "lab/run.hpp"
 #include "lab/trainer.hpp"
 
 namespace pe {
+
+/// Which encodings `pe table` trains when it is given no --encodings: the book's parts, by the
+/// chapter that registers each encoding. One table of every chapter would grow with each
+/// chapter (16 runs for Part I, 24 with chapter 9), so the default stays Part I's.
+enum class TablePart {
+  one,  ///< "1": Part I's, chapters below kFirstChapterOfPartTwo (the quoted table)
+  two,  ///< "2": Part II's, chapter kFirstChapterOfPartTwo on
+  all   ///< "all": every registered encoding
+};
+
+/// Part II's first chapter (learned distance functions).
+constexpr int kFirstChapterOfPartTwo = 9;
+
+/// "1", "2" or "all"; anything else is an ag::Error that names the three.
+TablePart table_part_from(const std::string& text);
+
+/// The names of the encodings of `part` among `registered`, in their order. An entry whose
+/// chapter is not a number is an ag::Error naming it.
+std::vector<std::string> table_encodings(const std::vector<EncodingEntry>& registered,
+                                         TablePart part);
 
 /// The options of `pe table`.
 struct TableOptions {
   std::int64_t steps = 1500;           ///< steps per run of the full table (--fast has its own)
   std::uint64_t seed = 1;              ///< the seed of every run
   std::string out_dir;                 ///< empty: results/table, or results/table-fast with `fast`
-  std::vector<std::string> encodings;  ///< empty: every registered encoding
+  std::vector<std::string> encodings;  ///< empty: the registered encodings of `part`
+  TablePart part = TablePart::one;     ///< used when `encodings` is empty
   std::vector<std::string> tasks{"shiftk", "alternating"};  ///< the tasks, in table order
   std::vector<std::int64_t> layers{1};  ///< the depths to train each combination at
   bool fast = false;  ///< the fast configuration (fast_table_config), for a first look
@@ -56,8 +79,9 @@ TrainConfig fast_table_config(TrainConfig config);
 /// The line `pe table --fast` prints first: the configuration and what the table is for.
 std::string fast_table_note();
 
-/// Runs every (encoding, task, layers) combination with the reference model, writes
-/// out_dir/table.md and out_dir/table.json and each run's folder, and prints the table; with
+/// Runs every (encoding, task, layers) combination with the reference model (the encodings
+/// are options.encodings, or without them those of options.part, of which there must be one),
+/// writes out_dir/table.md and out_dir/table.json and each run's folder, and prints the table; with
 /// options.lengths, also the table of held-out accuracy at each length (options.length_table),
 /// and without, removes the lengths.md and lengths.json of an earlier table. Everything is
 /// checked before the first run trains (check_run_list): a name given twice, an unknown

@@ -1,20 +1,19 @@
 #!/usr/bin/env python3
 """Appendix C's worked example, taken from the appendix's own text, so that it cannot rot.
 
-Section 5 of README.md prints each file of chapters/09-yours under a heading that names it
-("### 5.2 The source: `chapters/09-yours/yours.cpp`"), states the three one-line edits that a
-ninth chapter needs (section 5.3) and gives the commands to build, test and train it
-(section 5.6). This script reads them from there:
+Section 5 of README.md prints each file of chapters/99-yours under a heading that names it
+("### 5.2 The source: `chapters/99-yours/yours.cpp`") and gives the commands to build, test
+and train it (section 5.6). A new chapter needs no edit anywhere else (the build finds its
+folder: cmake/Chapters.cmake), so the files are the whole example. This script reads them
+from there:
 
-  example.py extract --tree DIR [--edits]
-      writes the files, exactly as printed, to DIR/chapters/09-yours/...; with --edits, also
-      makes the three edits in DIR (a copy of the repository), each of which must match its
-      file exactly once.
+  example.py extract --tree DIR
+      writes the files, exactly as printed, to DIR/chapters/99-yours/...
   example.py walk --scratch DIR [--steps N] [--no-table] [--configure-args ARGS]
-      the whole walk-through in a fresh copy of this repository's tracked files: extract with
-      the edits, then run the commands of section 5.6 in DIR, in order (--steps N: every
-      training command trains N steps; --no-table: without `pe table`; ARGS are added to the
-      configure command). Builds a whole tree: minutes even with ccache.
+      the whole walk-through in a fresh copy of this repository's tracked files: extract,
+      then run the commands of section 5.6 in DIR, in order (--steps N: every training
+      command trains N steps; --no-table: without `pe table`; ARGS are added to the configure
+      command). Builds a whole tree: minutes even with ccache.
 
 ctest runs the cheap half on every build (AppendixC.*, label appendixC): the files are
 extracted at build time and compiled against the book's libraries, and their tests run
@@ -31,22 +30,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 README = os.path.join(HERE, "README.md")
-CHAPTER = "chapters/09-yours/"
-
-# Section 5.3's edits: (file, text before, text after, what the appendix quotes of it). The
-# quote must be in section 5.3 (so that the text and this list agree) and the text before
-# must occur exactly once in its file (so that the list and the files agree).
-EDITS = [
-    ("CMakeLists.txt", "set(PE_LAST_CHAPTER 8 CACHE STRING", "set(PE_LAST_CHAPTER 9 CACHE STRING",
-     "`set(PE_LAST_CHAPTER 8 CACHE STRING ...)` becomes `9`"),
-    ("cmake/Chapters.cmake", 'MATCHES "^[0-8]$"', 'MATCHES "^[0-9]$"',
-     '`MATCHES "^[0-8]$"` becomes `"^[0-9]$"` (and its message)'),
-    ("cmake/Chapters.cmake", "from 0 to 8", "from 0 to 9", None),  # the message
-    ("tests/CMakeLists.txt", "foreach(last RANGE 0 8)", "foreach(last RANGE 0 9)",
-     "`foreach(last RANGE 0 8)` becomes `RANGE 0 9`"),
-    ("CMakePresets.json", '"PE_LAST_CHAPTER": "8"', '"PE_LAST_CHAPTER": "9"',
-     '`"PE_LAST_CHAPTER": "8"` becomes `"9"`'),
-]
+# Chapter 99: a number no chapter of the book will take (the appendix says why).
+CHAPTER = "chapters/99-yours/"
 
 
 def fenced_blocks(lines, start):
@@ -106,28 +91,13 @@ def commands(text):
     raise SystemExit("example: section 5.6 has no sh block")
 
 
-def extract(text, tree, edits):
+def extract(text, tree):
     for path, body in example_files(text).items():
         full = os.path.join(tree, path)
         os.makedirs(os.path.dirname(full), exist_ok=True)
         with open(full, "w", encoding="utf-8") as f:
             f.write(body)
         print("example: wrote " + path)
-    if not edits:
-        return
-    stated = section(text, "5.3")
-    for path, before, after, quoted in EDITS:
-        if quoted and quoted not in stated:
-            raise SystemExit("example: section 5.3 no longer quotes '%s'" % quoted)
-        full = os.path.join(tree, path)
-        with open(full, encoding="utf-8") as f:
-            content = f.read()
-        if content.count(before) != 1:
-            raise SystemExit("example: %s holds '%s' %d times, not once: section 5.3 is out of date"
-                             % (path, before, content.count(before)))
-        with open(full, "w", encoding="utf-8") as f:
-            f.write(content.replace(before, after))
-        print("example: %s: %s -> %s" % (path, before, after))
 
 
 def copy_repository(scratch):
@@ -163,7 +133,7 @@ def walk(text, args):
                 path = os.path.join(scratch, entry)
                 shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
     copy_repository(scratch)
-    extract(text, scratch, edits=True)
+    extract(text, scratch)
     for line in commands(text):
         argv = shlex.split(line)
         if args.no_table and argv[1:2] == ["table"]:
@@ -191,7 +161,6 @@ def main():
     sub = parser.add_subparsers(dest="command", required=True)
     e = sub.add_parser("extract", help="write the example's files into a tree")
     e.add_argument("--tree", required=True)
-    e.add_argument("--edits", action="store_true", help="also make section 5.3's edits in the tree")
     w = sub.add_parser("walk", help="the whole walk-through in a scratch copy")
     w.add_argument("--scratch", required=True)
     w.add_argument("--steps", type=int, help="train this many steps instead of the printed number")
@@ -202,7 +171,7 @@ def main():
     with open(args.readme, encoding="utf-8") as f:
         text = f.read()
     if args.command == "extract":
-        extract(text, args.tree, args.edits)
+        extract(text, args.tree)
         return 0
     return walk(text, args)
 

@@ -3,6 +3,10 @@
 // running `pe table --fast` again and checking every row's verdict before changing this test.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
+#include "ag/error.hpp"
 #include "lab/table.hpp"
 
 namespace {
@@ -61,4 +65,32 @@ TEST(Table, FastNoteSaysWhatItIsAndNamesItsConfiguration) {
   for (const char* part : {"quick look", "width 64", "feed-forward 256", "400 steps", "0.005",
                            "64 held-out", "full table"})
     EXPECT_NE(note.find(part), std::string::npos) << part << " not in: " << note;
+}
+
+// The default table is Part I's (chapters up to 8: the 16 rows the README and the chapters
+// quote); --part 2 is chapter 9 on, --part all everything, each in registration order.
+TEST(Table, PartsSplitAtChapter9) {
+  std::vector<pe::EncodingEntry> registered;
+  for (const auto& [name, chapter] :
+       std::vector<std::pair<std::string, std::string>>{{"none", "01"},
+                                                        {"rope", "05"},
+                                                        {"alibi", "06"},
+                                                        {"kerple", "09"},
+                                                        {"later", "12"},
+                                                        {"yours", "99"}})
+    registered.push_back({name, chapter, "", {}, nullptr});
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(pe::table_encodings(registered, pe::TablePart::one), (Names{"none", "rope", "alibi"}));
+  EXPECT_EQ(pe::table_encodings(registered, pe::TablePart::two),
+            (Names{"kerple", "later", "yours"}));
+  EXPECT_EQ(pe::table_encodings(registered, pe::TablePart::all).size(), registered.size());
+  EXPECT_EQ(pe::TableOptions{}.part, pe::TablePart::one);
+
+  EXPECT_EQ(pe::table_part_from("1"), pe::TablePart::one);
+  EXPECT_EQ(pe::table_part_from("2"), pe::TablePart::two);
+  EXPECT_EQ(pe::table_part_from("all"), pe::TablePart::all);
+  for (const char* bad : {"", "3", "I", "ALL", " 1"})
+    EXPECT_THROW(pe::table_part_from(bad), ag::Error) << bad;
+  registered.push_back({"odd", "C", "", {}, nullptr});
+  EXPECT_THROW(pe::table_encodings(registered, pe::TablePart::one), ag::Error);
 }

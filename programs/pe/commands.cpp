@@ -332,16 +332,40 @@ void add_inspect_command(CLI::App& app) {
 
 void add_table_command(CLI::App& app) {
   auto flags = std::make_shared<TableOptions>();
-  auto* cmd = app.add_subcommand("table", "every encoding in the build on the reference tasks");
+  auto* cmd = app.add_subcommand(
+      "table",
+      "the book's encodings on the reference tasks: Part I's (up to chapter 8, the table the "
+      "chapters quote) unless --part or --encodings say otherwise");
   auto* steps = cmd->add_option("--steps", flags->steps, "steps per run")
                     ->capture_default_str()
                     ->check(within(limits::steps));
   cmd->add_option("--seed", flags->seed, "seed of every run")->capture_default_str()->check(kSeed);
   add_out_option(*cmd, flags->out_dir,
                  "output folder (default results/table, with --fast results/table-fast)");
-  cmd->add_option("--encodings", flags->encodings, "only these encodings (default: all)")
-      ->delimiter(',')
-      ->check(not_empty("an encoding name"));
+  auto* encodings =
+      cmd->add_option("--encodings", flags->encodings, "only these encodings (default: --part's)")
+          ->delimiter(',')
+          ->check(not_empty("an encoding name"));
+  // Read as a word, turned into the part once it has passed the check.
+  auto part = std::make_shared<std::string>("1");
+  const std::string first = std::to_string(kFirstChapterOfPartTwo);
+  cmd->add_option("--part", *part,
+                  "which encodings, by the book's parts: 1 (Part I's, chapters up to " +
+                      std::to_string(kFirstChapterOfPartTwo - 1) +
+                      ": the table the chapters quote), 2 (Part II's, chapter " + first +
+                      " on) or all (every encoding in the build)")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            try {
+              table_part_from(text);
+              return "";
+            } catch (const ag::Error&) {
+              return "expected 1, 2 or all, got '" + text + "'";
+            }
+          },
+          "1|2|all"))
+      ->excludes(encodings);
   cmd->add_option("--tasks", flags->tasks, "tasks")
       ->delimiter(',')
       ->capture_default_str()
@@ -371,7 +395,10 @@ void add_table_command(CLI::App& app) {
       ->check(within(limits::length));
   flags->length_table = write_length_table;
 #endif
-  cmd->callback([flags] { run_table(*flags); });
+  cmd->callback([flags, part] {
+    flags->part = table_part_from(*part);
+    run_table(*flags);
+  });
 }
 
 }  // namespace pe

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """walk_chapters: reads the book in order and runs every command of its shell blocks as a
-reader runs them, from the top of the repository: the chapters 00 to 08, the appendices, then
-README.md. A command runs as written unless a walk marker above its block gives a fast variant
+reader runs them, from the top of the repository: the chapters in the order of their numbers,
+the appendices, then README.md. A command runs as written unless a walk marker above its block gives a fast variant
 or skips it (the grammar: base/markers/walk.py, listed in base/markers/__init__.py).
 
     walk_chapters.py check [ROOT]    the markers only: each one well formed and in its place,
@@ -40,7 +40,7 @@ UNLIMITED = {"cmake", "ctest", "emcmake", "install-deps.sh"}  # builds and test 
 
 
 def documents(root):
-    """The markdown files in reading order: chapters 00..08, the appendices, README.md."""
+    """The markdown files in reading order: the chapters, the appendices, README.md."""
     chapters = sorted(p for p in (root / "chapters").glob("*/README.md"))
     return chapters + [root / "README.md"]
 

@@ -18,8 +18,9 @@ its own number. ag/src and ag/kernels are private to the framework. Test-only co
 
     check_layering.py check --source DIR --build DIR   a configured build, with CMake's
                                                        file API codemodel reply
-    check_layering.py configure --source DIR --build DIR --last N [--settings FILE]
-        [--generator G] [--cxx CXX]                    configures chapters 0..N, then checks
+    check_layering.py configure --source DIR --build DIR [--last N] [--settings FILE]
+        [--generator G] [--cxx CXX]                    configures chapters 0..N (without
+                                                       --last, every chapter), then checks
     check_layering.py selftest --source DIR --build DIR   copies the sources, adds an upward
                                                        include and an upward link, and expects
                                                        both to be caught
@@ -39,6 +40,9 @@ FRAMEWORK, BASE, CHAPTER, LAB, CHAPTER_PROGRAM, PROGRAMS, TESTS = 1, 2, 3, 4, 5,
 LAYER_NAMES = {FRAMEWORK: "the framework", BASE: "base", CHAPTER: "chapter {}'s library",
                LAB: "the lab", CHAPTER_PROGRAM: "chapter {}'s program", PROGRAMS: "the programs",
                TESTS: "tests"}
+# Appendix C's worked example is a chapter 99 (chapters/99-yours), a number no chapter of the
+# book will take.
+EXAMPLE_CHAPTER = 99
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 CPP = (".cpp", ".hpp", ".h", ".cc")
 
@@ -75,7 +79,7 @@ def place_of_target(name):
     if m := re.fullmatch(r"ch(\d\d)_(tests|testing)", name):
         return Place(TESTS, int(m.group(1)))
     if name.endswith("_tests") or name.startswith("test_"):
-        return Place(TESTS, 9 if name.startswith("appendixC") else None)
+        return Place(TESTS, EXAMPLE_CHAPTER if name.startswith("appendixC") else None)
     if name in ("ag", "ag_kernels") or name.startswith("ag_kernels_"):
         return Place(FRAMEWORK)
     if name.startswith("base_"):
@@ -86,10 +90,10 @@ def place_of_target(name):
         return Place(LAB, 1)
     if m := re.fullmatch(r"ch(\d\d)_(experiment|training)", name):
         return Place(CHAPTER_PROGRAM, int(m.group(1)))
-    if name == "appendixC_yours":  # appendix C's worked example is a chapter 9
-        return Place(CHAPTER, 9)
+    if name == "appendixC_yours":  # appendix C's worked example
+        return Place(CHAPTER, EXAMPLE_CHAPTER)
     if name == "appendixC_yours_experiment":
-        return Place(CHAPTER_PROGRAM, 9)
+        return Place(CHAPTER_PROGRAM, EXAMPLE_CHAPTER)
     if name == "chA_experiment":
         return Place(CHAPTER_PROGRAM)
     if name in ("pe", "pe_live") or name.startswith(("bench_", "fuzz_")):
@@ -255,10 +259,11 @@ def check_includes(source, files, places):
 
 def check(source, build):
     targets = read_codemodel(build)
-    # The files of the chapters this configuration builds (-DPE_LAST_CHAPTER); a later
-    # chapter's files are checked by the configuration that builds them.
+    # The files of the chapters this configuration builds (-DPE_LAST_CHAPTER, resolved by
+    # cmake/Chapters.cmake); a later chapter's files are checked by the configuration that
+    # builds them.
     cache = open(os.path.join(build, "CMakeCache.txt")).read()
-    last = int(re.search(r"^PE_LAST_CHAPTER:\w+=(\d+)$", cache, re.M).group(1))
+    last = int(re.search(r"^PE_LAST_BUILT_CHAPTER:\w+=(\d+)$", cache, re.M).group(1))
     files = [f for f in tracked_cpp_files(source) if (chapter_of_file(f) or 0) <= last]
     problems = check_links(targets) + check_includes(source, files, file_places(files, targets))
     for problem in problems:
@@ -281,7 +286,7 @@ def configure(source, build, last, settings=None, generator=None, cxx=None):
         command += ["-C", settings]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
-        print(f"layering: configuring chapters 0..{last} failed:\n{done.stdout}{done.stderr}")
+        print(f"layering: configuring chapters 0..{last or 'the last'} failed:\n{done.stdout}{done.stderr}")
         return 1
     return check(source, build)
 
@@ -303,7 +308,7 @@ def selftest(source, build, **how):
     with open(os.path.join(copy, "chapters", "05-rope", "CMakeLists.txt"), "a") as cmake:
         cmake.write("target_link_libraries(ch05 PUBLIC lab_run)\n")
     out = subprocess.run([sys.executable, __file__, "configure", "--source", copy, "--build",
-                          os.path.join(build, "configured"), "--last", "9"]
+                          os.path.join(build, "configured"), "--last", ""]
                          + [a for k, v in how.items() if v for a in (f"--{k}", v)],
                          capture_output=True, text=True)
     print(out.stdout + out.stderr)
@@ -322,7 +327,7 @@ def main():
     parser.add_argument("command", choices=["check", "configure", "selftest"])
     parser.add_argument("--source", required=True)
     parser.add_argument("--build", required=True)
-    parser.add_argument("--last", default="9")
+    parser.add_argument("--last", default="", help="the last chapter (empty: every chapter)")
     parser.add_argument("--settings")
     parser.add_argument("--generator")
     parser.add_argument("--cxx")

@@ -10,6 +10,9 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "programs/pe/tests/run_pe.hpp"
 
@@ -195,6 +198,38 @@ TEST(Cli, TableLengthsEvaluatesEveryRowAtEveryLength) {
 // `pe table --fast` has its own number of steps: asking for another is refused, not ignored.
 TEST(Cli, FastTableRefusesSteps) {
   expect_one_line_error(run("table --fast --steps 10 --out " + temp_dir("fast_steps")), "--steps");
+}
+
+// `pe table --part 2` trains the encodings of Part II's chapters (9 on), as `pe list` names
+// them, and only those; the default (Part I's) is the lab's test (Table.PartsSplitAtChapter9).
+// A part that is no part, or a part beside --encodings, is refused in one line.
+TEST(Cli, TablePartTwoTrainsTheLaterChaptersEncodings) {
+  std::vector<std::string> later;  // "  kerple       chapter 09: ..."
+  std::istringstream list(run("list").output);
+  for (std::string line; std::getline(list, line);) {
+    std::istringstream words(line);
+    std::string name, chapter, number;
+    if (words >> name >> chapter >> number && chapter == "chapter" && number >= "09")
+      later.push_back(name);
+  }
+  const std::string dir = temp_dir("table_part2");
+  const Outcome o = run("table --part 2 --tasks shiftk --steps 2 --out " + dir);
+  if (later.empty()) {  // a build of Part I only
+    expect_one_line_error(o, "--part 2 selects no encoding");
+  } else {
+    ASSERT_EQ(o.exit_code, 0) << o.output;
+    std::ifstream in(dir + "/table.json");
+    const auto table = nlohmann::json::parse(in);
+    std::vector<std::string> trained;
+    for (const auto& row : table["rows"]) trained.push_back(row["encoding"].get<std::string>());
+    EXPECT_EQ(trained, later);
+  }
+  for (const char* bad : {"3", "II", "", "1,2"})
+    expect_one_line_error(run(std::string("table --part '") + bad + "' --out " + dir), "--part",
+                          bad);
+  expect_one_line_error(run("table --part 1 --encodings none --out " + dir), "--encodings");
+  const Outcome help = run("table --help");
+  EXPECT_NE(help.output.find("Part I's, chapters up to 8"), std::string::npos) << help.output;
 }
 
 // `pe table --jobs 2` trains two runs at once, one OpenMP thread each: the table keeps the
