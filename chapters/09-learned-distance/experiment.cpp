@@ -152,24 +152,50 @@ json record_curves(const Experiment& e, const std::vector<std::vector<double>>& 
   return heads;
 }
 
+// One line of the family's figure: the mean over the heads of b(d) - b(0), so that every
+// encoding starts at 0 and the lines differ only in their shape.
+pe::Series family_line(const std::string& name, const std::vector<std::vector<double>>& curves) {
+  pe::Series line{name, {}, {}};
+  for (std::size_t d = 0; d < curves.front().size(); ++d) {
+    double mean = 0;
+    for (const auto& head : curves) mean += (head[d] - head[0]) / double(curves.size());
+    line.x.push_back(std::log2(1.0 + double(d)));
+    line.y.push_back(mean);
+  }
+  return line;
+}
+
 // The decay family: each bias row's b(d) in the first layer, at initialisation and after
-// training on each curve task (seed 1).
+// training on each curve task (seed 1): a figure per row and state with a line per head, and
+// a figure per state with a line per row (the family).
 void write_decay_curves(Experiment& e) {
+  std::map<std::string, std::vector<pe::Series>> family;  // by state: "initial", a task
   for (const std::string& name : kCurveRows) {
     const std::string file = file_name(name);
     const pe::Trainer& any = *e.seed1_models.at(kCurveTasks.front() + "/" + name);
     pe::Trainer initial(any.config());  // the same seed: the weights before the first step
+    const auto initial_curves = pe::bias_against_distance(initial.model(), 0, kCurveLength);
     e.summary["curves"][name]["initial"] =
-        record_curves(e, pe::bias_against_distance(initial.model(), 0, kCurveLength),
-                      "bias_" + file + "_initial.png", name + ": b(d) per head at initialisation");
+        record_curves(e, initial_curves, "bias_" + file + "_initial.png",
+                      name + ": b(d) per head at initialisation");
+    family["initial"].push_back(family_line(name, initial_curves));
     for (const std::string& task : kCurveTasks) {
       pe::Trainer& trained = *e.seed1_models.at(task + "/" + name);
+      const auto curves = pe::bias_against_distance(trained.model(), 0, kCurveLength);
       e.summary["curves"][name][task] =
-          record_curves(e, pe::bias_against_distance(trained.model(), 0, kCurveLength),
-                        "bias_" + file + "_" + task + ".png",
+          record_curves(e, curves, "bias_" + file + "_" + task + ".png",
                         name + ": b(d) per head after training on " + task + " (layer 1, seed 1)");
+      family[task].push_back(family_line(name, curves));
     }
   }
+  for (const auto& [state, lines] : family)
+    pe::write_line_plot(
+        e.options.out + "/decay_family_" + state + ".png", lines,
+        "b(d) - b(0), mean of the heads of layer 1, " +
+            (state == "initial" ? std::string("at initialisation") : "after training on " + state),
+        "log2(1 + d), d = i - j the distance (query at " + std::to_string(kCurveLength - 1) +
+            "; 5 = training length 32)",
+        "mean bias relative to d = 0");
 }
 
 void run(const pe::ChapterOptions& options) {
