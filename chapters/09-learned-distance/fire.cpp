@@ -33,11 +33,13 @@ Tensor fire_normalized_distance(const Tensor& c, const Tensor& L, FireTransform 
   const Tensor d = causal_distances(queries, keys, q_positions, c.dtype());  // [Tq, Tk]
   const Tensor n = query_positions(queries, q_positions, c.dtype());         // [Tq, 1]
   // max(n, L) = n + relu(L - n): the threshold keeps short prefixes on L's scale
+  // TASK 9.2 begin: FIRE's progressive normalisation
   const Tensor normalizer = ag::add(n, ag::relu(ag::sub(L, n)));
   if (transform == FireTransform::none) return ag::div(d, ag::add(normalizer, eps));
   // psi(x) = log(|c x| + 1) = log1p(|c| x) for x >= 0
   const Tensor c_abs = ag::abs(c);
   return ag::div(ag::log1p(ag::mul(d, c_abs)), ag::add(ag::log1p(ag::mul(normalizer, c_abs)), eps));
+  // TASK 9.2 end
 }
 // [fire-normalized-distance]
 

@@ -25,10 +25,12 @@ Tensor kerple_bias(KerpleForm form, const Tensor& r1, const Tensor& r2, std::int
   const Tensor d = ag::reshape(causal_distances(queries, keys, q_positions, r1.dtype()),
                                {1, queries, keys});  // the same distances for every head
   const Tensor a = ag::reshape(r1, {heads, 1, 1}), p = ag::reshape(r2, {heads, 1, 1});
+  // TASK 9.1 begin: KERPLE's kernel and r2's parameterisation
   // log form: -r1 log(1 + r2 d); power form: -r1 d^r2 (0^r2 = 0 on the diagonal)
   const Tensor kernel = form == KerpleForm::log ? ag::log1p(ag::mul(p, d)) : ag::pow(d, p);
   // 0 - r1 k rather than -(r1 k), so that a distance of 0 gives +0, not -0
   return ag::sub(ag::zeros({1}, r1.dtype()), ag::mul(a, kernel));  // [H, Tq, Tk]
+  // TASK 9.1 end
 }
 // [kerple-bias]
 
@@ -63,8 +65,10 @@ KerpleBias::KerpleBias(std::int64_t heads, KerpleForm form_, ag::Rng& rng, ag::D
 Tensor KerpleBias::r1() const { return ag::softplus(rho1); }
 
 Tensor KerpleBias::r2() const {
+  // TASK 9.1 begin: KERPLE's kernel and r2's parameterisation
   if (form == KerpleForm::log) return ag::softplus(rho2);
   return ag::mul(ag::sigmoid(rho2), 2.0);  // in (0, 2)
+  // TASK 9.1 end
 }
 
 void KerpleBias::set(const std::vector<double>& r1_values, const std::vector<double>& r2_values) {

@@ -18,11 +18,13 @@ void check_xpos_options(const XposOptions& options) {
 // [xpos-scale]
 std::vector<double> xpos_zeta(std::int64_t dim, double gamma) {
   ag::check(dim > 0 && dim % 2 == 0, "xpos", "the head width must be even and positive, got ", dim);
+  // TASK 9.3 begin: xPos's decay rates zeta_i
   std::vector<double> zeta(static_cast<std::size_t>(dim / 2));
   // torchscale: (arange(0, d, 2) + gamma d) / ((1 + gamma) d), the same numbers
   for (std::int64_t i = 0; i < dim / 2; ++i)
     zeta[i] = (2.0 * double(i) / double(dim) + gamma) / (1 + gamma);
   return zeta;
+  // TASK 9.3 end
 }
 
 Tensor xpos_scale(std::int64_t count, const Positions& positions, std::int64_t dim,

@@ -32,11 +32,21 @@ import markers  # noqa: E402  (the task markers and the book's quotes)
 # A handout's record of what it stubs, written by programs/coursework/handout into the handout
 # (the snippet checker reads it too: in a handout, the stubbed tasks' code is the student's).
 RECORD = markers.HANDOUT_RECORD
+
+
+def chapter_test_targets(repo):
+    """chNN_tests for each numbered chapter folder of repo that CMake builds, in order."""
+    numbers = sorted(p.name[:2] for p in (Path(repo) / "chapters").glob("[0-9][0-9]-*")
+                     if (p / "CMakeLists.txt").is_file())
+    return [f"ch{n}_tests" for n in numbers]
+
+
 # The programs that hold the tests of the tasks, in the order they build on each other: the
-# grader builds those of them that a build has (a build of chapters 0..N lacks later ones,
-# and the build finds its chapters by their folders: every two-digit number is listed).
-# pe_cli_tests runs `pe`, on which it depends, so building it builds `pe` too.
-TEST_TARGETS = (["framework_tests", "kernel_tests"] + [f"ch{n:02d}_tests" for n in range(100)]
+# framework's, then one per numbered chapter folder present (chapters/NN-name, as CMake finds
+# them: no list to update when a chapter arrives), then `pe`'s. The grader builds those of
+# them that a build has (a build of chapters 0..N lacks later ones). pe_cli_tests runs `pe`,
+# on which it depends, so building it builds `pe` too.
+TEST_TARGETS = (["framework_tests", "kernel_tests"] + chapter_test_targets(REPO)
                 + ["pe", "pe_cli_tests"])
 
 

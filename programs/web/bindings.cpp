@@ -15,6 +15,7 @@
 #include "ag/versions.hpp"
 #include "lab/chapter_registry.hpp"
 #include "lab/inspect.hpp"
+#include "programs/web/live_distance.hpp"
 #include "programs/web/live_permutation.hpp"
 #include "programs/web/live_rope.hpp"
 #include "programs/web/live_training.hpp"
@@ -60,6 +61,10 @@ std::string permutation(const std::string& request) {
 
 std::string rope(const std::string& request) {
   return answer([&] { return rope_scores(parse(request)); });
+}
+
+std::string distance(const std::string& request) {
+  return answer([&] { return distance_biases(parse(request)); });
 }
 
 /// A training run held by the worker between slices. Its constructor cannot answer with
@@ -108,11 +113,12 @@ std::string build(const std::string&) {
 
 EMSCRIPTEN_BINDINGS(pe_live) {
   using namespace pe::live;
-  pe::register_chapter_encodings();  // every encoding of chapters 2-8, once, at start-up
+  pe::register_chapter_encodings();  // every encoding of chapters 2-9, once, at start-up
   emscripten::function("build", &build);
   emscripten::function("inspect", &inspect);
   emscripten::function("permutation", &permutation);
   emscripten::function("rope", &rope);
+  emscripten::function("distance", &distance);
   emscripten::class_<Training>("Training")
       .constructor<std::string>()
       .function("error", &Training::error)

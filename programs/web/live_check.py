@@ -14,6 +14,8 @@ it drew with the native build on the same inputs:
   the run of the native SSE2 kernels, which do in the same order what the browser's SIMD128
   kernels do (x86-64 only);
 - the Stop button (pressed with the keyboard) ends a run early; chapter 3's panel trains;
+- chapter 9's learned distance functions: KERPLE's, FIRE's (with its linear f) and ALiBi's
+  curves against their closed forms, the controls changing them, neither canvas blank;
 - chapter 8's lengths from 32 to 256, plain and with NTK-aware scaling: exactly what `pe eval`
   gives for the native SSE2 run's checkpoint.
 
@@ -24,6 +26,7 @@ Usage: live_check.py --site build/default/docs/html --bin build/default --work D
 """
 import argparse
 import json
+import math
 import os
 import platform
 import shutil
@@ -239,6 +242,100 @@ def check_rope(check, driver):
     screenshot(check, driver, figure, "rope_scores")
 
 
+def drawn_pixels(driver, figure, index):
+    """How many pixels of the figure's index-th canvas are not the background's colour."""
+    return driver.execute_script("""
+        const c = arguments[0].querySelectorAll("canvas")[arguments[1]];
+        const data = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+        let n = 0;
+        for (let k = 0; k < data.length; k += 4)
+          if (data[k] !== data[0] || data[k + 1] !== data[1] || data[k + 2] !== data[2]) n++;
+        return n;""", figure, index)
+
+
+def check_distance_bias(check, driver):
+    """Chapter 9's learned distance functions: each curve against its closed form (KERPLE's
+    kernel, FIRE's normalised distance through the linear f(u) = -4u, ALiBi's line), the
+    controls changing what is drawn (the form, FIRE's query past L, the seed, the keyboard),
+    and neither canvas blank."""
+    def closeness(what, page_values, expected, tolerance=1e-12):
+        if len(page_values) != len(expected) or not expected:
+            check.fail("%s: %d values drawn, %d expected" % (what, len(page_values), len(expected)))
+            return
+        worst = max(abs(a - b) for a, b in zip(page_values, expected))
+        scale = max(1.0, max(abs(b) for b in expected))
+        if worst > tolerance * scale:
+            check.fail("%s: off its closed form by %g" % (what, worst))
+        else:
+            check.note("%s: %d values, its closed form to %.1e" % (what, len(expected), worst))
+
+    def fire_expected(page):
+        c, L, i = page["c"], page["values"]["threshold"], page["values"]["query"]
+        u = [math.log1p(c * d) / (math.log1p(c * max(L, i)) + 1e-6) for d in page["fire"]["distance"]]
+        return u, [-4 * x for x in u]
+
+    figure = open_figure(check, driver, "ch09.html", "distance_bias",
+                         "distance_bias.distances=96&distance_bias.r1=1.5&distance_bias.r2=0.5"
+                         "&distance_bias.query=40&distance_bias.threshold=64")
+    page = result_of(check, driver, figure, "distance_bias")
+    if not page:
+        return
+    d = page["distance"]
+    if d != list(range(96)):
+        check.fail("distance_bias: the distances are not 0 .. 95 as the address asked")
+    closeness("KERPLE log form, r1 1.5, r2 0.5", page["kerple"], [-1.5 * math.log1p(0.5 * x) for x in d])
+    closeness("ALiBi head 3 of 8", page["alibi"], [-x / 8 for x in d])
+    u, fire = fire_expected(page)
+    if page["fire"]["distance"] != list(range(41)):
+        check.fail("distance_bias: FIRE at query 40 has distances %s, not 0 .. 40" % page["fire"]["distance"][-1:])
+    closeness("FIRE's input at query 40 < L = 64", page["fire"]["input"], u)
+    closeness("FIRE with f(u) = -4u", page["fire"]["bias"], fire)
+    if max(page["fire"]["input"]) > 0.9:
+        check.fail("distance_bias: FIRE's input reaches %g at i < L, where psi(L) normalises it"
+                   % max(page["fire"]["input"]))
+    dpb = page["dpb"]
+    if len(dpb) != 96 or max(dpb) - min(dpb) < 1e-6:
+        check.fail("distance_bias: the dynamic position bias is flat or missing (%d values)" % len(dpb))
+    for index, name in ((0, "the bias"), (1, "FIRE's input")):
+        pixels = drawn_pixels(driver, figure, index)
+        if pixels < 2000:
+            check.fail("distance_bias: the canvas of %s is blank (%d pixels drawn)" % (name, pixels))
+        else:
+            check.note("distance_bias: the canvas of %s has %d pixels drawn" % (name, pixels))
+    screenshot(check, driver, figure, "distance_bias")
+
+    # The controls: the power form with r2 = 1 is ALiBi's line; FIRE's query past L reads psi(i)
+    # (its first key at u = 1 - eps); another seed, another initial MLP; the log distance.
+    figure = open_figure(check, driver, "ch09.html", "distance_bias",
+                         "distance_bias.distances=96&distance_bias.form=power&distance_bias.r1=0.25"
+                         "&distance_bias.r2=1&distance_bias.query=300&distance_bias.threshold=64"
+                         "&distance_bias.seed=2&distance_bias.log_distance=true&distance_bias.f=initial")
+    other = result_of(check, driver, figure, "distance_bias (power form, query past L, seed 2)")
+    if not other:
+        return
+    closeness("KERPLE power form, r1 1/4, r2 1 (ALiBi's line)", other["kerple"], [-x / 4 for x in d])
+    if other["fire"]["distance"] != list(range(96)):
+        check.fail("distance_bias: FIRE at query 300 is not drawn over the 96 distances")
+    closeness("FIRE's input at query 300 > L = 64", other["fire"]["input"], fire_expected(other)[0])
+    if other["fire"]["bias"] == [-4 * x for x in other["fire"]["input"]]:
+        check.fail("distance_bias: FIRE's f = the initial MLP still draws the linear f")
+    if other["dpb"] == dpb:
+        check.fail("distance_bias: the seed and the log distance left the dynamic position bias unchanged")
+    # The keyboard: r1 one step right redraws KERPLE with r1 = 0.3.
+    driver.find_element(By.ID, "pe-distance_bias-r1").send_keys(Keys.ARROW_RIGHT)
+    deadline, now = time.time() + 20, other
+    while time.time() < deadline:
+        now = json.loads(figure.get_attribute("data-result"))
+        if now["values"]["r1"] != 0.25:
+            break
+        time.sleep(0.1)
+    if now["values"]["r1"] != 0.3:
+        check.fail("distance_bias: the right arrow on r1 did not redraw with r1 = 0.3 (%s)" % now["values"]["r1"])
+    else:
+        closeness("KERPLE power form, r1 0.3 (set with the keyboard)", now["kerple"], [-0.3 * x for x in d])
+    screenshot(check, driver, figure, "distance_bias_power")
+
+
 def check_permutation(check, driver):
     # Chapter 1's experiment prints both differences to 3 digits; the native SSE2 kernels add
     # in the order of the browser's SIMD128 ones, so even the round-off is the same there.
@@ -405,7 +502,8 @@ def main():
     sse2_run = start_run(check, "sse2") if platform.machine() in ("x86_64", "AMD64") else None
     driver = start_browser(args)
     try:
-        for step in (check_alibi, check_t5_and_shaw, check_sinusoid, check_rope, check_permutation):
+        for step in (check_alibi, check_t5_and_shaw, check_sinusoid, check_rope, check_permutation,
+                     check_distance_bias):
             step(check, driver)
             console_errors(check, driver, step.__name__)
         check_training(check, driver, scalar_run, sse2_run)

@@ -67,6 +67,7 @@ std::string describe(const std::pair<std::string, std::map<std::string, std::str
 
 // --- KERPLE ---------------------------------------------------------------------------------
 
+// grades: task 9.1
 TEST(Ch09Kerple, LogAndPowerBiasEqualTheirClosedForm) {
   // Two heads, queries and keys at 0, 1, 2: d = [[0, 0, 0], [1, 0, 0], [2, 1, 0]] (future keys
   // count as 0). The numbers are the natural logarithms and roots of small integers, from
@@ -110,6 +111,7 @@ TEST(Ch09Kerple, LogAndPowerBiasEqualTheirClosedForm) {
             ag::reshape(ag::slice(log_bias, 1, 2, 3), {2, 1, 3}).to_vector());
 }
 
+// grades: task 9.1
 TEST(Ch09Kerple, TheParameterisationGivesBackTheValuesSet) {
   ag::Rng rng(1);
   for (KerpleForm form : {KerpleForm::log, KerpleForm::power}) {
@@ -139,6 +141,7 @@ TEST(Ch09Kerple, TheParameterisationGivesBackTheValuesSet) {
   EXPECT_GT(power.r2().item(), 0);
 }
 
+// grades: task 9.1
 TEST(Ch09Kerple, InitialDrawsLieInTheOfficialRanges) {
   ag::Rng rng(7);
   KerpleBias log_kernel(64, KerpleForm::log, rng, f64),
@@ -149,6 +152,7 @@ TEST(Ch09Kerple, InitialDrawsLieInTheOfficialRanges) {
   for (double r2 : power_kernel.r2().to_vector()) EXPECT_TRUE(r2 >= 0.01 - 1e-12 && r2 < 2) << r2;
 }
 
+// grades: task 9.1
 TEST(Ch09Kerple, BiasIsNonIncreasingInTheDistance) {
   // For every head and query, the bias never grows as the key moves further back, for any
   // r1, r2 > 0: here 16 heads of random draws of both forms, up to distance 299.
@@ -166,6 +170,7 @@ TEST(Ch09Kerple, BiasIsNonIncreasingInTheDistance) {
   }
 }
 
+// grades: task 9.1
 TEST(Ch09Kerple, PowerFormWithExponentOneIsAlibi) {
   // -r1 d^1 with r1 the ALiBi slopes: chapter 6's bias on every key a query can see
   const std::int64_t H = 4;
@@ -181,6 +186,7 @@ TEST(Ch09Kerple, PowerFormWithExponentOneIsAlibi) {
 
 // --- FIRE -------------------------------------------------------------------------------------
 
+// grades: task 9.2
 TEST(Ch09Fire, NormalizedDistanceLiesInZeroOneAtEveryLengthUpTo4096) {
   // u[i, j] = psi(i - j) / (psi(max(L, i)) + eps) for every query i < 4096 and key j <= i,
   // with the paper's initial c and L, with a short threshold (then i, not L, normalises), and
@@ -215,6 +221,7 @@ TEST(Ch09Fire, NormalizedDistanceLiesInZeroOneAtEveryLengthUpTo4096) {
               ag::reshape(ag::slice(block, 0, i, i + 1), {1, 12}).to_vector());
 }
 
+// grades: task 9.2
 TEST(Ch09Fire, LinearFunctionWithoutTheLogReproducesAlibi) {
   // ALiBi as a FIRE (the paper shows it is one for a suitable f). Without the log transform
   // (psi(x) = x) and with a threshold L beyond every position, the input is
@@ -246,6 +253,7 @@ TEST(Ch09Fire, LinearFunctionWithoutTheLogReproducesAlibi) {
         EXPECT_NEAR(bias.at({h, i, j}), alibi.at({h, i, j}), 1e-14) << h << " " << i << " " << j;
 }
 
+// grades: task 9.2
 TEST(Ch09Fire, ThresholdAndCAreLearnedFromTheirInitialValues) {
   ag::Rng rng(1);
   FireBias fire(2, FireOptions{}, rng, f64);
@@ -303,6 +311,7 @@ TEST(Ch09DynamicBias, DefaultsAreXTransformers) {
 
 // --- xPos ---------------------------------------------------------------------------------------
 
+// grades: task 9.3
 TEST(Ch09Xpos, EachPlaneIsRopesShareTimesItsDecay) {
   // q . k = sum over planes i of (q_2i k_2i + q_2i+1 k_2i+1); xPos's share of plane i is RoPE's
   // times zeta_i^((m - n) / B), for a query at m and a key at n.
@@ -332,6 +341,7 @@ TEST(Ch09Xpos, EachPlaneIsRopesShareTimesItsDecay) {
       }
 }
 
+// grades: task 9.3
 TEST(Ch09Xpos, ScoreDependsOnlyOnTheOffset) {
   // The same query vector at every position and the same key vector at every position: the
   // score of (m, n) equals that of (m + s, n + s), here with positions far from 0 too.
@@ -358,6 +368,7 @@ TEST(Ch09Xpos, ScoreDependsOnlyOnTheOffset) {
       EXPECT_NEAR(at0.at({0, 0, m, n}), at0.at({0, 0, m + 1, n + 1}), 1e-12);
 }
 
+// grades: task 9.3
 TEST(Ch09Xpos, DefaultsAreTorchscale) {
   const auto xpos = std::dynamic_pointer_cast<XposEncoding>(make_small("xpos"));
   ASSERT_TRUE(xpos);
