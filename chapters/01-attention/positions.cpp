@@ -63,6 +63,7 @@ bool Positions::operator==(const Positions& other) const {
   return first_ == other.first_ && sampled_ == other.sampled_;
 }
 
+// [random-positions]
 Positions random_positions(std::int64_t count, std::int64_t max_positions, ag::Rng& rng) {
   ag::check(count >= 1 && count <= max_positions, "random_positions", "cannot draw ", count,
             " distinct positions from 0 .. ", max_positions - 1,
@@ -75,6 +76,7 @@ Positions random_positions(std::int64_t count, std::int64_t max_positions, ag::R
   }
   return Positions(std::vector<std::int64_t>(chosen.begin(), chosen.end()));
 }
+// [random-positions]
 
 Positions evaluation_positions(std::int64_t length, std::int64_t max_positions, ag::Rng& rng) {
   if (max_positions == 0) return Positions(0);

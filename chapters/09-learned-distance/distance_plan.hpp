@@ -51,6 +51,10 @@ inline const std::vector<Row> kRows = {
     {"alibi + rp", "alibi", {}, kRandomPositionsMax, false},
     {"fire + rp", "fire", {}, kRandomPositionsMax, false},
 };
+// Does longer training close randomized positions' gap? Two rows on ShiftK, seed 1, trained
+// kLongSteps steps instead of 500.
+constexpr std::int64_t kLongSteps = 3000;
+inline const std::vector<std::string> kLongRows = {"rope + rp", "fire + rp"};
 // [distance-plan]
 
 /// Chapter 8's configuration of a two-layer row (length_config), with the row's options.

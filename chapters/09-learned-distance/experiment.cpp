@@ -8,6 +8,7 @@
 //
 // Runs already finished in their folders with the same configuration are reused. The
 // experiment writes <out>/summary.json and <out>/tables.md; the chapter quotes both.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -22,6 +23,7 @@
 #include "chapters/08-length/length_tables.hpp"
 #include "chapters/09-learned-distance/decay_curves.hpp"
 #include "chapters/09-learned-distance/distance_plan.hpp"
+#include "chapters/09-learned-distance/fire.hpp"
 #include "lab/chapter_options.hpp"
 #include "lab/figures.hpp"
 #include "lab/run.hpp"
@@ -61,6 +63,19 @@ struct Experiment {
   std::map<std::string, std::unique_ptr<pe::Trainer>> seed1_models = {};
 };
 
+// FIRE's learned c and threshold L in each layer of a model (they start at 0.1 and 512).
+json fire_parameters(const pe::Decoder& model) {
+  json layers = json::array();
+  for (const auto& block : model.blocks) {
+    const auto* part =
+        dynamic_cast<const pe::DistanceBiasPositions*>(block->attention.positions.get());
+    const auto* fire = part ? dynamic_cast<const pe::FireBias*>(&part->function()) : nullptr;
+    if (fire == nullptr) return nullptr;
+    layers.push_back({{"c", std::abs(fire->c.item())}, {"L", fire->threshold().item()}});
+  }
+  return layers;
+}
+
 void evaluate_runs(Experiment& e, const std::vector<DistanceRun>& plan,
                    const std::vector<pe::FinishedRun>& finished) {
   for (std::size_t r = 0; r < finished.size(); ++r) {
@@ -79,6 +94,9 @@ void evaluate_runs(Experiment& e, const std::vector<DistanceRun>& plan,
     e.summary["runs"][c.task][row.name]["seed " + std::to_string(c.seed)] = {
         {"train_seconds", finished[r].summary.train_seconds}, {"results", runs_json}};
     e.results[c.task][row.name].push_back(at_lengths);
+    if (c.encoding == "fire")
+      e.summary["fire_learned"][c.task][row.name]["seed " + std::to_string(c.seed)] =
+          fire_parameters(trainer->model());
     if (c.seed == e.options.seed) e.seed1_models[c.task + "/" + row.name] = std::move(trainer);
   }
 }
@@ -152,15 +170,20 @@ json record_curves(const Experiment& e, const std::vector<std::vector<double>>& 
   return heads;
 }
 
-// One line of the family's figure: the mean over the heads of b(d) - b(0), so that every
-// encoding starts at 0 and the lines differ only in their shape.
+// One line of the family's figure: the mean over the heads of b(d) - b(0), divided by its size
+// at the longest distance of training (31), so that every encoding starts at 0, passes -1 at
+// d = 31 and the lines differ only in their shape: how they bend inside training, and how fast
+// they fall past it.
 pe::Series family_line(const std::string& name, const std::vector<std::vector<double>>& curves) {
+  std::vector<double> mean(curves.front().size(), 0.0);
+  for (std::size_t d = 0; d < mean.size(); ++d)
+    for (const auto& head : curves) mean[d] += (head[d] - head[0]) / double(curves.size());
+  const std::size_t last = std::min<std::size_t>(kTrainLength - 1, mean.size() - 1);
+  const double size = std::abs(mean[last]) > 0 ? std::abs(mean[last]) : 1.0;
   pe::Series line{name, {}, {}};
-  for (std::size_t d = 0; d < curves.front().size(); ++d) {
-    double mean = 0;
-    for (const auto& head : curves) mean += (head[d] - head[0]) / double(curves.size());
+  for (std::size_t d = 0; d < mean.size(); ++d) {
     line.x.push_back(std::log2(1.0 + double(d)));
-    line.y.push_back(mean);
+    line.y.push_back(mean[d] / size);
   }
   return line;
 }
@@ -191,11 +214,50 @@ void write_decay_curves(Experiment& e) {
   for (const auto& [state, lines] : family)
     pe::write_line_plot(
         e.options.out + "/decay_family_" + state + ".png", lines,
-        "b(d) - b(0), mean of the heads of layer 1, " +
-            (state == "initial" ? std::string("at initialisation") : "after training on " + state),
+        "decay family, " +
+            (state == "initial" ? std::string("at initialisation") : "trained on " + state) +
+            " (head mean, scaled to -1 at d = 31)",
         "log2(1 + d), d = i - j the distance (query at " + std::to_string(kCurveLength - 1) +
             "; 5 = training length 32)",
-        "mean bias relative to d = 0");
+        "(b(d) - b(0)) / |b(31) - b(0)|", false, std::make_pair(-6.0, 1.0));
+}
+
+// The rows of kLongRows on ShiftK, seed 1, trained kLongSteps steps (fewer under --fast), and
+// their accuracy at every length beside the same rows' 500-step models.
+void write_long_training(Experiment& e) {
+  const std::int64_t steps = e.options.fast ? 2 * e.options.steps : kLongSteps;
+  std::vector<pe::PlannedRun> planned;
+  for (const std::string& name : kLongRows) {
+    const Row& row =
+        *std::find_if(kRows.begin(), kRows.end(), [&](const Row& r) { return r.name == name; });
+    planned.push_back({distance_config(row, "shiftk", steps, e.options.seed),
+                       e.options.out + "/runs/shiftk-long/" + run_name(row) + "-s" +
+                           std::to_string(e.options.seed)});
+  }
+  const auto finished = pe::run_or_reuse(planned, e.options.run_list(2));
+  std::string table = pe::length_table_header({"encoding", "steps"}, e.lengths, kTrainLength);
+  for (std::size_t r = 0; r < finished.size(); ++r) {
+    auto trainer = pe::Trainer::resume(finished[r].summary.out_dir + "/checkpoint.agt");
+    const auto long_results = pe::evaluate_past_training(*trainer, e.lengths, kSyntheticTokens);
+    const auto& short_results = e.results["shiftk"][kLongRows[r]].front();  // seed 1
+    for (const auto& [results, row_steps] :
+         {std::pair{short_results, e.options.steps}, std::pair{long_results, steps}}) {
+      table += "| " + kLongRows[r] + " | " + std::to_string(row_steps) + " |";
+      json at = json::object();
+      for (const auto& result : results) {
+        table.append(" ").append(result.ran ? pe::fixed_digits(result.accuracy, 3)
+                                            : pe::cannot_run_cell(result.error));
+        table.append(" |");
+        at[std::to_string(result.length)] = pe::length_result_json(result);
+      }
+      table += "\n";
+      e.summary["long_training"][kLongRows[r]][std::to_string(row_steps)] = at;
+    }
+  }
+  e.summary["tables"]["long_training"] = pe::split_lines(table);
+  e.tables += "\nshiftk, seed " + std::to_string(e.options.seed) + ", " +
+              std::to_string(e.options.steps) + " and " + std::to_string(steps) +
+              " steps: held-out token accuracy\n\n" + table;
 }
 
 void run(const pe::ChapterOptions& options) {
@@ -226,6 +288,7 @@ void run(const pe::ChapterOptions& options) {
   evaluate_runs(e, plan, finished);
   for (const std::string& task : pe::ch08::kTasks) write_task_table(e, task);
   write_decay_curves(e);
+  write_long_training(e);
   ag::write_file_atomically(options.out + "/tables.md", e.tables);
   std::printf("%s\ntables in %s/tables.md\n", e.tables.c_str(), options.out.c_str());
 }
