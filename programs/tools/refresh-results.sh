@@ -32,6 +32,10 @@ fi
 programs/tools/results.py import-table results/table/table.md results/table/table.json \
   lab/results/table.json
 cp results/table/lengths.json lab/results/lengths.json
+# Part II's encodings on the same reference tasks: chapter 9 quotes them.
+"$build/pe" table --part 2 --reuse --jobs 2 --out results/table-part2
+programs/tools/results.py import-table results/table-part2/table.md results/table-part2/table.json \
+  chapters/09-learned-distance/results/table.json
 
 # copy <table run> <chapter run folder>: the table's run, where the chapter's experiment looks.
 copy() {
@@ -50,7 +54,7 @@ for task in shiftk alternating; do
 done
 
 for chapter in 00-autograd 01-attention 02-sinusoidal 03-learned 04-relative 05-rope 06-alibi \
-               07-nope 08-length; do
+               07-nope 08-length 09-learned-distance; do
   number=${chapter%%-*}
   "$build/chapters/$chapter/ch${number}_experiment" --summary "chapters/$chapter/results/summary.json"
 done
@@ -58,7 +62,8 @@ done
 # The figures each chapter shows, from the runs just made: figures/attention_X.png is the
 # heatmap of the run in results/chNN/X/ (X_hN: the run X-hN, chapter 6's heads), every other
 # figures/Y.png the experiment's own Y.png.
-for chapter in 02-sinusoidal 03-learned 04-relative 05-rope 06-alibi 07-nope 08-length; do
+for chapter in 02-sinusoidal 03-learned 04-relative 05-rope 06-alibi 07-nope 08-length \
+               09-learned-distance; do
   number=${chapter%%-*}
   for figure in chapters/$chapter/figures/*.png; do
     name=$(basename "$figure" .png)

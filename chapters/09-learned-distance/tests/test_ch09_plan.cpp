@@ -38,8 +38,9 @@ TEST_F(DistancePlan, EveryRowTrainsEveryTaskAndSeedInAFolderOfItsOwn) {
   std::set<std::string> folders, names;
   for (const DistanceRun& p : plan) {
     folders.insert(p.run.out_dir);
-    if (p.run.config.task != "charlm")  // (charlm reads its corpus, which is not here)
+    if (p.run.config.task != "charlm") {  // (charlm reads its corpus, which is not here)
       EXPECT_NO_THROW(check_trainable(p.run.config)) << p.run.out_dir;
+    }
   }
   EXPECT_EQ(folders.size(), plan.size());
   for (const Row& row : kRows) names.insert(row.name);
