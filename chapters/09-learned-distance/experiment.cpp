@@ -15,6 +15,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "ag/files.hpp"
@@ -116,22 +117,34 @@ std::string what_is_shown(const Experiment& e, const std::string& task) {
 void write_task_table(Experiment& e, const std::string& task) {
   const bool text = is_text(task);
   std::string table = pe::length_table_header({"encoding", "chapter"}, e.lengths, kTrainLength);
-  pe::MeanRows means;
+  // Two figures, so that each has few enough lines to read: the encodings at positions 0 .. T-1
+  // (chapter 8's and this chapter's), and randomized positions beside the rows they wrap.
+  pe::MeanRows plain, randomized;
   for (const Row& row : kRows) {
     const pe::RowOverSeeds r = pe::row_over_seeds(e.results[task][row.name], e.lengths, text);
     e.summary["means"][task][row.name] = r.summary;
     table += "| " + row.name + " | " + (row.from_chapter_8 ? "8" : "9") + " |" + r.cells + "\n";
-    means.push_back({row.name, r.means});
+    (row.random_positions > 0 ? randomized : plain).push_back({row.name, r.means});
   }
+  for (const Row& row : kRows)  // the plain rows that a randomized row wraps, beside it
+    for (const auto& wrapped : randomized)
+      if (row.random_positions == 0 && wrapped.first == row.name + " + rp") {
+        const auto same = std::find_if(plain.begin(), plain.end(),
+                                       [&](const auto& p) { return p.first == row.name; });
+        randomized.push_back(*same);
+      }
   e.summary["tables"][task] = pe::split_lines(table);
   e.tables += "\n" + task + ": " + what_is_shown(e, task) + "\n\n" + table;
   const std::string seeds =
       e.seeds == 1 ? std::string("one seed") : "mean of " + std::to_string(e.seeds) + " seeds";
   const std::string title = text ? "fortunes: bits per character" : task + ": held-out accuracy";
-  pe::plot_against_length(
-      e.options.out + "/" + (text ? std::string("charlm_bits") : task + "_accuracy") + ".png",
-      title + ", trained at length 32 (" + seeds + ")", text ? "bits per character" : "accuracy",
-      means, pe::length_figure_y_range(text, means), kTrainLength);
+  const std::string figure = text ? std::string("charlm_bits") : task + "_accuracy";
+  for (const auto& [rows, suffix, what] :
+       {std::tuple{&plain, "", ""}, std::tuple{&randomized, "_rp", "randomized positions, "}})
+    pe::plot_against_length(e.options.out + "/" + figure + suffix + ".png",
+                            title + ", " + what + "trained at length 32 (" + seeds + ")",
+                            text ? "bits per character" : "accuracy", *rows,
+                            pe::length_figure_y_range(text, *rows), kTrainLength);
 }
 
 // A run's name in file names: "kerple (power)" -> "kerple-power".
