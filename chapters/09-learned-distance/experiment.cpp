@@ -15,7 +15,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "ag/files.hpp"
@@ -139,12 +138,17 @@ void write_task_table(Experiment& e, const std::string& task) {
       e.seeds == 1 ? std::string("one seed") : "mean of " + std::to_string(e.seeds) + " seeds";
   const std::string title = text ? "fortunes: bits per character" : task + ": held-out accuracy";
   const std::string figure = text ? std::string("charlm_bits") : task + "_accuracy";
-  for (const auto& [rows, suffix, what] :
-       {std::tuple{&plain, "", ""}, std::tuple{&randomized, "_rp", "randomized positions, "}})
-    pe::plot_against_length(e.options.out + "/" + figure + suffix + ".png",
-                            title + ", " + what + "trained at length 32 (" + seeds + ")",
-                            text ? "bits per character" : "accuracy", *rows,
-                            pe::length_figure_y_range(text, *rows), kTrainLength);
+  const std::string label = text ? std::string("fortunes bits/char") : task + " accuracy";
+  pe::plot_against_length(e.options.out + "/" + figure + ".png",
+                          title + ", trained at length 32 (" + seeds + ")",
+                          text ? "bits per character" : "accuracy", plain,
+                          pe::length_figure_y_range(text, plain), kTrainLength);
+  pe::plot_against_length(
+      e.options.out + "/" + figure + "_rp.png",
+      label + ", with and without randomized positions (" +
+          (e.seeds == 1 ? std::string("1 seed") : std::to_string(e.seeds) + " seeds") + ")",
+      text ? "bits per character" : "accuracy", randomized,
+      pe::length_figure_y_range(text, randomized), kTrainLength);
 }
 
 // A run's name in file names: "kerple (power)" -> "kerple-power".
