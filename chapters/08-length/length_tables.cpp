@@ -36,11 +36,11 @@ std::string length_table_header(const std::vector<std::string>& first,
                                 std::int64_t train_length) {
   std::string head = "|", rule = "|";
   for (const std::string& column : first) {
-    head += " " + column + " |";
+    head.append(" ").append(column).append(" |");
     rule += "---|";
   }
   for (auto L : lengths) {
-    head += " " + std::to_string(L) + (L == train_length ? " (train)" : "") + " |";
+    head.append(" ").append(std::to_string(L)).append(L == train_length ? " (train) |" : " |");
     rule += "---|";
   }
   return head + "\n" + rule + "\n";
@@ -66,8 +66,9 @@ RowOverSeeds row_over_seeds(const std::vector<std::vector<LengthResult>>& seeds,
       (text ? mean.bits : mean.accuracy) = m;
       row.summary[std::to_string(lengths[i])] = {
           {text ? "bits" : "accuracy", m}, {"sd", sd}, {"seeds", values.size()}};
-      row.cells +=
-          " " + fixed_digits(m, 3) + (values.size() > 1 ? " ± " + fixed_digits(sd, 3) : "") + " |";
+      row.cells.append(" ").append(fixed_digits(m, 3));
+      if (values.size() > 1) row.cells.append(" ± ").append(fixed_digits(sd, 3));
+      row.cells.append(" |");
     }
     row.means.push_back(mean);
   }
