@@ -47,6 +47,7 @@ class Positions {
   Positions keys(std::int64_t count) const;
   /// The same positions (contiguous from the same first, or the same ids).
   bool operator==(const Positions& other) const;
+  /// Not the same positions.
   bool operator!=(const Positions& other) const { return !(*this == other); }
 
  private:

@@ -28,14 +28,15 @@ std::string length_table_header(const std::vector<std::string>& first,
                                 const std::vector<std::int64_t>& lengths,
                                 std::int64_t train_length);
 
-/// One row of a table over its seeds. `seeds[s][i]` is seed s at lengths[i]; `text` scores
-/// bits per character, otherwise accuracy.
+/// One row of a table over its seeds: what row_over_seeds returns.
 struct RowOverSeeds {
   std::string cells;                ///< " m ± sd | ..." (or why a length cannot run)
   std::vector<LengthResult> means;  ///< the mean at every length, for the figure
   /// {"64": {"bits" or "accuracy": m, "sd": sd, "seeds": n}, ...}, the lengths that ran
   nlohmann::json summary = nlohmann::json::object();
 };
+/// The row of `seeds` over its seeds: `seeds[s][i]` is seed s at lengths[i]; `text` scores
+/// bits per character, otherwise accuracy.
 RowOverSeeds row_over_seeds(const std::vector<std::vector<LengthResult>>& seeds,
                             const std::vector<std::int64_t>& lengths, bool text);
 
