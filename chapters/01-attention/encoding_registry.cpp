@@ -81,6 +81,12 @@ double number_option(const EncodingSpec& spec, const std::string& encoding, cons
                   "'");
 }
 
+std::int64_t head_width_of(const EncodingSpec& spec, const std::string& encoding) {
+  ag::check(spec.model.heads > 0 && spec.model.width % spec.model.heads == 0, encoding.c_str(),
+            "width ", spec.model.width, " is not divisible into ", spec.model.heads, " heads");
+  return spec.model.width / spec.model.heads;
+}
+
 std::int64_t integer_option(const EncodingSpec& spec, const std::string& encoding,
                             const std::string& key, std::int64_t fallback, std::int64_t low,
                             std::int64_t high) {

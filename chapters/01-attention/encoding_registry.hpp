@@ -69,4 +69,8 @@ std::int64_t integer_option(const EncodingSpec& spec, const std::string& encodin
 bool bool_option(const EncodingSpec& spec, const std::string& encoding, const std::string& key,
                  bool fallback);
 
+/// D = C / H of spec's model, for an encoding that lives inside the heads; a width the heads do
+/// not divide is an error naming the encoding.
+std::int64_t head_width_of(const EncodingSpec& spec, const std::string& encoding);
+
 }  // namespace pe

@@ -4,16 +4,6 @@
 
 namespace pe {
 
-namespace {
-
-std::int64_t head_width_of(const EncodingSpec& spec, const char* encoding) {
-  ag::check(spec.model.heads > 0 && spec.model.width % spec.model.heads == 0, encoding, "width ",
-            spec.model.width, " is not divisible into ", spec.model.heads, " heads");
-  return spec.model.width / spec.model.heads;
-}
-
-}  // namespace
-
 // [register]
 void register_ch04_encodings() {
   register_encoding({"shaw",

@@ -6,12 +6,6 @@ namespace pe {
 
 namespace {
 
-std::int64_t head_width_of(const EncodingSpec& spec, const char* encoding) {
-  ag::check(spec.model.heads > 0 && spec.model.width % spec.model.heads == 0, encoding, "width ",
-            spec.model.width, " is not divisible into ", spec.model.heads, " heads");
-  return spec.model.width / spec.model.heads;
-}
-
 // The text of a named choice ("form", "transform"), or the fallback when it is absent.
 std::string choice_option(const EncodingSpec& spec, const char* key, const std::string& fallback) {
   const auto it = spec.options.find(key);
