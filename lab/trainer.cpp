@@ -130,10 +130,18 @@ double Trainer::step() {
 // [train-step]
 
 Evaluation Trainer::evaluate(std::int64_t length, std::int64_t sequences, EvalPositions positions) {
+  return evaluate(*task_, length, sequences, positions);
+}
+
+Evaluation Trainer::evaluate(const Task& task, std::int64_t length, std::int64_t sequences,
+                             EvalPositions positions) {
+  ag::check(task.vocab_size() == task_->vocab_size(), "evaluate", "task ", task.name(), " has ",
+            task.vocab_size(), " tokens but the model was trained on ", task_->name(), " with ",
+            task_->vocab_size());
   // One row in a profile: held-out evaluation is not part of a training step.
   ag::profile::Scope profile_scope("evaluate", ag::profile::Phase::other);
   ag::NoGradGuard no_grad;
-  const Batch batch = task_->held_out(sequences, length, config_.seed);
+  const Batch batch = task.held_out(sequences, length, config_.seed);
   // Ruoss et al.'s convention for a model trained at randomized positions: evaluated at
   // positions drawn likewise, from a fixed seed, one sorted set per forward call.
   const std::int64_t max_positions =

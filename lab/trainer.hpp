@@ -155,6 +155,11 @@ class Trainer {
   /// L_max is an ag::Error), or at 0 .. length-1 when asked for `contiguous`.
   Evaluation evaluate(std::int64_t length, std::int64_t sequences,
                       EvalPositions positions = EvalPositions::as_trained);
+  /// The same on another task's held-out set: a variant of the task the model was trained on
+  /// (Flip-Flop's sparse and dense test sets are the task with another `ignore`), which must
+  /// have the same vocabulary (an ag::Error otherwise).
+  Evaluation evaluate(const Task& task, std::int64_t length, std::int64_t sequences,
+                      EvalPositions positions = EvalPositions::as_trained);
   /// Trains until config.steps, evaluating every eval_every steps (and at the end).
   void train(const std::function<void(const HistoryPoint&)>& on_eval = {});
   /// train(), stopping once `steps` steps are done (at most config.steps): the live pages

@@ -86,6 +86,7 @@ Tensor SelfAttention::forward(const Tensor& x, const Positions& at, LayerCache* 
   // scores[b, h, i, j] = q_i . k_j / sqrt(D)
   Tensor scores = ag::mul(ag::matmul_transposed(q, k), 1.0 / std::sqrt(double(head_width)));
   scores = positions->bias(scores, q, k, at);
+  scores = positions->content_bias(scores, x, at, cache ? &cache->encoding : nullptr);
   if (causal)
     scores = ag::masked_fill(scores, causal_mask(q.size(2), k.size(2), at, x.dtype()),
                              -std::numeric_limits<double>::infinity());

@@ -12,6 +12,8 @@ namespace pe {
 struct LayerCache {
   ag::Tensor keys;    ///< [B, H, T_cached, D], after the rotate hook
   ag::Tensor values;  ///< [B, H, T_cached, D]
+  /// What the encoding keeps per cached token (AttentionPositions::content_bias), if anything.
+  CacheSlot encoding;
   /// T_cached, the number of positions held.
   std::int64_t length() const { return keys.defined() ? keys.size(2) : 0; }
 };

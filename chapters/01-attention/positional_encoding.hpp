@@ -13,8 +13,16 @@
 
 namespace pe {
 
+/// Where an encoding keeps, in a layer's key/value cache, what it computed for the cached
+/// tokens beside their keys and values (chapter 10's forgetting gate keeps its running sum of
+/// log f there). Undefined until the encoding writes it; an encoding that needs nothing never
+/// does.
+struct CacheSlot {
+  ag::Tensor tensor;  ///< the encoding's own layout, [B, H, T_cached] for the forgetting gate
+};
+
 // [positional-encoding]
-/// What an encoding does inside one attention layer: the three hooks that attention calls.
+/// What an encoding does inside one attention layer: the four hooks that attention calls.
 /// Every SelfAttention owns its part (registered as its child "positions"), so a part's
 /// parameters belong to that layer alone (Shaw's tables, Transformer-XL's W_R). Parameters
 /// that all layers share stay in the encoding; a part may keep a handle to them.
@@ -45,6 +53,21 @@ class AttentionPositions : public ag::Module {
   virtual ag::Tensor bias(const ag::Tensor& scores, const ag::Tensor& q, const ag::Tensor& k,
                           const Positions& queries) const {
     (void)q, (void)k, (void)queries;
+    return scores;
+  }
+
+  /// Terms computed from the content of the layer's input (chapter 10's forgetting gate,
+  /// whose decay each token decides): x [B, Tq, C] is the attention layer's input for this
+  /// call's tokens (after the block's LayerNorm), scores [B, H, Tq, Tk] as bias returned them,
+  /// queries as for bias. Called after bias, before the causal mask. Returns scores plus the
+  /// encoding's terms.
+  ///
+  /// With a key/value cache, `cached` is this layer's slot for what the encoding keeps per
+  /// cached token (the forgetting gate keeps its running sum of log f, [B, H, T_cached]): the
+  /// hook reads it for the earlier tokens and extends it by this call's; null without a cache.
+  virtual ag::Tensor content_bias(const ag::Tensor& scores, const ag::Tensor& x,
+                                  const Positions& queries, CacheSlot* cached) const {
+    (void)x, (void)queries, (void)cached;
     return scores;
   }
 

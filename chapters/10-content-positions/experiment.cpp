@@ -1,0 +1,308 @@
+// Chapter 10's experiment, on chapter 8's bench: CoPE and the forgetting gate beside NoPE, RoPE,
+// ALiBi and FIRE, trained at length 32 on the three tasks where positions counted by content
+// should matter (Flip-Flop, selective copy, counting) and on chapter 8's three (ShiftK, Copy, the
+// fortunes character model), evaluated at 32 .. 512 and on Flip-Flop's sparse and dense test
+// sets, three seeds; then what the trained gates do: which tokens each CoPE head counts, and
+// which tokens make each forgetting-gate head forget.
+//
+//   ch10_experiment [--steps N] [--seed S] [--out DIR] [--retrain] [--fast]  (--help for more)
+//
+// Runs already finished in their folders with the same configuration are reused. The
+// experiment writes <out>/summary.json and <out>/tables.md; the chapter quotes both.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "ag/files.hpp"
+#include "chapters/08-length/extrapolation.hpp"
+#include "chapters/08-length/fortunes_corpus.hpp"
+#include "chapters/08-length/length_tables.hpp"
+#include "chapters/10-content-positions/content_plan.hpp"
+#include "chapters/10-content-positions/content_probe.hpp"
+#include "lab/chapter_options.hpp"
+#include "lab/figures.hpp"
+#include "lab/run.hpp"
+#include "lab/tasks.hpp"
+
+using nlohmann::json;
+using pe::ch08::kScoredCharacters;
+using pe::ch08::kSyntheticTokens;
+using pe::ch08::kTrainLength;
+using namespace pe::ch10;
+
+constexpr const char* kAbout =
+    "Chapter 10: CoPE and the forgetting gate beside NoPE, RoPE, ALiBi and FIRE, trained at "
+    "length 32 on Flip-Flop, selective copy, counting, ShiftK, Copy and the fortunes character "
+    "model, evaluated at 32..512 and on Flip-Flop's sparse and dense test sets; what the trained "
+    "gates count and forget.";
+
+// The held-out sequences whose gates the probes average (at the training length).
+constexpr std::int64_t kProbeSequences = 64;
+
+bool is_text(const std::string& task) { return task == std::string("charlm"); }
+
+// Everything the steps of the experiment share.
+struct Experiment {
+  const pe::ChapterOptions& options;
+  std::vector<std::int64_t> held_out;  // the held-out fortunes, as token ids
+  std::vector<std::int64_t> lengths;   // the evaluation lengths
+  std::int64_t seeds = 1;
+  json& summary;
+  std::string tables = {};
+  // results[set][row][s]: the row's results at every length on a task or an out-of-distribution
+  // set, for seed s
+  std::map<std::string, std::map<std::string, std::vector<std::vector<pe::LengthResult>>>> results =
+      {};
+  // The seed-1 model of each row, by "task/row"
+  std::map<std::string, std::unique_ptr<pe::Trainer>> seed1_models = {};
+};
+
+// The model on another task's held-out set at every length (an ag::Error at a length, such as a
+// table too short, recorded as chapter 8 records it).
+std::vector<pe::LengthResult> evaluate_variant(pe::Trainer& trainer, const pe::Task& task,
+                                               const std::vector<std::int64_t>& lengths) {
+  std::vector<pe::LengthResult> results;
+  for (const std::int64_t length : lengths) {
+    try {
+      const pe::Evaluation e =
+          trainer.evaluate(task, length, std::max<std::int64_t>(2, kSyntheticTokens / length));
+      results.push_back({length, true, e.accuracy, e.loss, e.loss / std::log(2.0), e.scored, {}});
+    } catch (const ag::Error& error) {
+      results.push_back(pe::refused_length(length, error));
+    }
+  }
+  return results;
+}
+
+json results_json(const std::vector<pe::LengthResult>& results) {
+  json out = json::array();
+  for (const auto& result : results) out.push_back(pe::length_result_json(result));
+  return out;
+}
+
+void evaluate_runs(Experiment& e, const std::vector<ContentRun>& plan,
+                   const std::vector<pe::FinishedRun>& finished) {
+  for (std::size_t r = 0; r < finished.size(); ++r) {
+    const pe::TrainConfig& c = finished[r].config;
+    const Row& row = plan[r].row;
+    auto trainer = pe::Trainer::resume(finished[r].summary.out_dir + "/checkpoint.agt");
+    std::vector<pe::LengthResult> at_lengths;
+    if (is_text(c.task)) {
+      for (auto L : e.lengths)
+        at_lengths.push_back(pe::held_out_bits(trainer->model(), e.held_out, L, kScoredCharacters));
+    } else {
+      at_lengths = pe::evaluate_past_training(*trainer, e.lengths, kSyntheticTokens);
+    }
+    const std::string seed = "seed " + std::to_string(c.seed);
+    e.summary["runs"][c.task][row.name][seed] = {
+        {"train_seconds", finished[r].summary.train_seconds}, {"results", results_json(at_lengths)}};
+    e.results[c.task][row.name].push_back(at_lengths);
+    for (const OutOfDistribution& set : kOutOfDistribution) {
+      if (set.task != c.task) continue;
+      const auto variant = pe::make_task(set.task, set.options);
+      const auto results = evaluate_variant(*trainer, *variant, e.lengths);
+      e.summary["runs"][set.name][row.name][seed] = {{"results", results_json(results)}};
+      e.results[set.name][row.name].push_back(results);
+    }
+    if (c.seed == e.options.seed) e.seed1_models[c.task + "/" + row.name] = std::move(trainer);
+  }
+}
+
+std::string what_is_shown(const Experiment& e, bool text) {
+  const std::string over =
+      e.seeds == 1 ? "seed " + std::to_string(e.options.seed)
+                   : "mean ± standard deviation over " + std::to_string(e.seeds) + " seeds";
+  return (text ? "held-out bits per character (" + std::to_string(kScoredCharacters) +
+                     " characters at each length), "
+               : "held-out token accuracy (" + std::to_string(kSyntheticTokens) +
+                     " tokens at each length), ") +
+         over;
+}
+
+// A file name for a set: "flipflop, sparse" -> "flipflop-sparse".
+std::string file_name(const std::string& set) {
+  std::string name;
+  for (char c : set)
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      name += c;
+    else if (!name.empty() && name.back() != '-')
+      name += '-';
+  return name;
+}
+
+// A task's (or an out-of-distribution set's) table and figure.
+void write_table(Experiment& e, const std::string& set) {
+  const bool text = is_text(set);
+  std::string table = pe::length_table_header({"encoding", "chapter"}, e.lengths, kTrainLength);
+  pe::MeanRows rows;
+  for (const Row& row : kRows) {
+    const pe::RowOverSeeds r = pe::row_over_seeds(e.results[set][row.name], e.lengths, text);
+    e.summary["means"][set][row.name] = r.summary;
+    table += "| " + row.name + " | " + row.chapter + " |" + r.cells + "\n";
+    rows.push_back({row.name, r.means});
+  }
+  e.summary["tables"][set] = pe::split_lines(table);
+  e.tables += "\n" + set + ": " + what_is_shown(e, text) + "\n\n" + table;
+  const std::string seeds =
+      e.seeds == 1 ? std::string("one seed") : "mean of " + std::to_string(e.seeds) + " seeds";
+  const std::string title = text ? "fortunes: bits per character" : set + ": held-out accuracy";
+  pe::plot_against_length(
+      e.options.out + "/" + (text ? std::string("charlm_bits") : file_name(set) + "_accuracy") +
+          ".png",
+      title + ", trained at length 32 (" + seeds + ")", text ? "bits per character" : "accuracy",
+      rows, pe::length_figure_y_range(text, rows), kTrainLength);
+}
+
+// The head of a layer whose mean values by token differ most (the one that most clearly picks
+// tokens), and that spread.
+std::pair<std::size_t, double> most_selective(const std::vector<std::vector<double>>& by_token) {
+  std::pair<std::size_t, double> best{0, -1};
+  for (std::size_t h = 0; h < by_token.size(); ++h) {
+    double low = 1e300, high = -1e300;
+    for (double v : by_token[h])
+      if (std::isfinite(v)) low = std::min(low, v), high = std::max(high, v);
+    if (high - low > best.second) best = {h, high - low};
+  }
+  return best;
+}
+
+// One table row per token: the chosen head's mean in each layer.
+json by_token_json(const pe::Task& task, const std::vector<std::vector<double>>& by_token) {
+  json heads = json::array();
+  for (const auto& head : by_token) {
+    json at = json::object();
+    for (std::size_t v = 0; v < head.size(); ++v)
+      at[task.token_text(std::int64_t(v))] = std::isfinite(head[v]) ? json(head[v]) : json(nullptr);
+    heads.push_back(at);
+  }
+  return heads;
+}
+
+// What the trained gates do on each content task (seed 1): CoPE's mean gate by key token and the
+// forgetting gate's mean kept share f by token, per head and layer; the most selective head of
+// each layer in a table; and, for CoPE's most selective head of the last layer, its gates,
+// positions and attention on one held-out sequence as heatmaps.
+void write_probes(Experiment& e) {
+  for (const std::string& task_name : kContentTasks) {
+    const auto task = pe::make_task(task_name);
+    const pe::Batch batch = task->held_out(kProbeSequences, kTrainLength, e.options.seed + 1000);
+    const std::int64_t V = task->vocab_size();
+    std::string table = "| encoding | layer | head | spread |";
+    std::string rule = "|---|---|---|---|";
+    for (std::int64_t v = 0; v < V; ++v) {
+      table += " " + task->token_text(v) + " |";
+      rule += "---|";
+    }
+    table += "\n" + rule + "\n";
+    for (const std::string& name : {std::string("cope"), std::string("fox")}) {
+      pe::Decoder& model = e.seed1_models.at(task_name + "/" + name)->model();
+      for (std::int64_t layer = 0; layer < std::int64_t(model.blocks.size()); ++layer) {
+        const auto by_token =
+            name == "cope"
+                ? pe::mean_gate_by_key_token(pe::cope_gates_of(model, batch.inputs, layer),
+                                             batch.inputs, V)
+                : pe::mean_keep_by_token(pe::forget_logs_of(model, batch.inputs, layer),
+                                         batch.inputs, V);
+        const auto [head, spread] = most_selective(by_token);
+        e.summary["probes"][task_name][name]["layer " + std::to_string(layer + 1)] = {
+            {"by_token", by_token_json(*task, by_token)},
+            {"most_selective_head", head},
+            {"spread", spread}};
+        table += "| " + name + (name == "cope" ? " (gate g)" : " (kept f)") + " | " +
+                 std::to_string(layer + 1) + " | " + std::to_string(head) + " | " +
+                 pe::fixed_digits(spread, 2) + " |";
+        for (double v : by_token[head])
+          table.append(" ").append(std::isfinite(v) ? pe::fixed_digits(v, 2) : "-").append(" |");
+        table += "\n";
+      }
+    }
+    e.summary["tables"]["probes " + task_name] = pe::split_lines(table);
+    e.tables += "\n" + task_name + ", seed " + std::to_string(e.options.seed) +
+                ": the most selective head of each layer, its mean by token\n\n" + table;
+    // CoPE's most selective head of the last layer on the first held-out sequence.
+    pe::Decoder& cope = e.seed1_models.at(task_name + "/cope")->model();
+    const std::int64_t last = std::int64_t(cope.blocks.size()) - 1;
+    const ag::Indices one{{batch.inputs.values.begin(), batch.inputs.values.begin() + kTrainLength},
+                          {1, kTrainLength}};
+    const auto head = std::int64_t(
+        e.summary["probes"][task_name]["cope"]["layer " + std::to_string(last + 1)]
+                 ["most_selective_head"]
+                     .get<std::size_t>());
+    const ag::Tensor gates = pe::cope_gates_of(cope, one, last);
+    const ag::Tensor positions = pe::cope_positions(gates);
+    cope.capture_attention(true);
+    {
+      ag::NoGradGuard no_grad;
+      cope.forward(one);
+    }
+    const ag::Tensor weights = cope.attention_weights()[std::size_t(last)];
+    cope.capture_attention(false);
+    std::string tokens;
+    for (std::int64_t t = 0; t < kTrainLength; ++t) tokens += task->token_text(one.values[t]);
+    pe::Heatmap g = pe::heatmap_slice(gates, {0, head}, "gates g_ij");
+    g.range = std::make_pair(0.0, 1.0);
+    pe::Heatmap p = pe::heatmap_slice(positions, {0, head}, "positions p_ij");
+    pe::Heatmap w = pe::heatmap_slice(weights, {0, head}, "attention weights");
+    w.range = std::make_pair(0.0, 1.0);
+    pe::write_heatmaps(e.options.out + "/cope_head_" + file_name(task_name) + ".png", {g, p, w},
+                       "CoPE on " + task_name + ", layer " + std::to_string(last + 1) + ", head " +
+                           std::to_string(head) + " (seed 1): " + tokens,
+                       3);
+    e.summary["cope_heatmap"][task_name] = {
+        {"layer", last + 1}, {"head", head}, {"tokens", tokens}};
+  }
+}
+
+void run(const pe::ChapterOptions& options) {
+  const pe::FortunesSplit corpus = pe::split_fortunes_corpus(pe::kFortunesFolder);
+  const std::string train_text = options.out + "/fortunes-train.txt";
+  ag::write_file_atomically(train_text, corpus.train);
+  const pe::CharVocabulary vocabulary(corpus.train);
+
+  Experiment e{options, vocabulary.encode(corpus.held_out),
+               options.fast ? pe::ch08::kFastLengths : pe::ch08::kLengths,
+               options.fast ? 1 : pe::ch08::kSeeds, pe::experiment_summary()};
+  const std::vector<ContentRun> plan = plan_content_runs(
+      options.out, options.seed, e.seeds, options.steps, train_text, vocabulary.size());
+  std::vector<pe::PlannedRun> planned;
+  for (const ContentRun& p : plan) planned.push_back(p.run);
+  const std::vector<pe::FinishedRun> finished = pe::run_or_reuse(planned, options.run_list(2));
+
+  const pe::TrainConfig& shape = plan.front().run.config;
+  e.summary["train_length"] = kTrainLength;
+  e.summary["lengths"] = e.lengths;
+  e.summary["seeds"] = e.seeds;
+  e.summary["fast"] = options.fast;
+  e.summary["model"] = {{"width", shape.model.width},   {"heads", shape.model.heads},
+                        {"layers", shape.model.layers}, {"ffn_width", shape.model.ffn_width},
+                        {"batch", shape.batch},         {"lr", shape.lr},
+                        {"steps", shape.steps}};
+  evaluate_runs(e, plan, finished);
+  for (const std::string& task : kContentTasks) write_table(e, task);
+  for (const OutOfDistribution& set : kOutOfDistribution) write_table(e, set.name);
+  for (const std::string& task : kLengthTasks) write_table(e, task);
+  write_probes(e);
+  ag::write_file_atomically(options.out + "/tables.md", e.tables);
+  std::printf("%s\ntables in %s/tables.md\n", e.tables.c_str(), options.out.c_str());
+}
+
+int main(int argc, char** argv) {
+  return pe::run_chapter_experiment(
+      argc, argv, "ch10_experiment", kAbout,
+      {.steps = 500,
+       .out = "results/ch10",
+       .fast_help =
+           "a quick look in results/ch10-fast: one seed, " + std::to_string(pe::ch08::kFastSteps) +
+           " steps, lengths " + std::to_string(pe::ch08::kFastLengths.front()) + " to " +
+           std::to_string(pe::ch08::kFastLengths.back()) + " (the chapter quotes the full run)",
+       .fast_out = "results/ch10-fast"},
+      [](pe::ChapterOptions options) {
+        if (options.fast) options.steps = pe::ch08::kFastSteps;
+        run(options);
+      });
+}
