@@ -59,6 +59,11 @@ Tensor sigmoid(const Tensor& x);
 /// log(1 + e^x), positive, computed as max(x, 0) + log1p(e^-|x|) so that no e^x overflows;
 /// its gradient is sigmoid(x).  [...] -> [...]
 Tensor softplus(const Tensor& x);
+/// log(sigmoid(x)), negative, computed as min(x, 0) - log1p(e^-|x|): exact where the naive
+/// log(sigmoid(x)) gives -inf (x = -1000 -> -1000). Its gradient is sigmoid(-x), not
+/// 1 - sigmoid(x), which rounds to 0 for x > 37 in double. (The Forgetting Transformer's
+/// forget gates, summed as logs.)  [...] -> [...]
+Tensor log_sigmoid(const Tensor& x);
 /// x where mask == 0, `value` where mask != 0. mask is a constant broadcastable to x
 /// (the causal mask); no gradient flows to masked entries.
 /// x [B, H, T, T], mask [T, T] -> [B, H, T, T]
@@ -76,6 +81,13 @@ Tensor mean(const Tensor& x, std::vector<std::int64_t> axes, bool keepdim = fals
 /// Maximum along one axis. The gradient goes to the first maximal element.
 /// [B, T, C], axis 2 -> [B, T] (or [B, T, 1])
 Tensor max(const Tensor& x, std::int64_t axis, bool keepdim = false);
+
+// --- scans ---------------------------------------------------------------------------------
+/// The running sum along one axis (negative axes count from the end): out[i] = the sum of x[t]
+/// over t <= i, or over t >= i when reverse (CoPE's positions, gates summed from each key up
+/// to the query). The gradient is the running sum of the incoming one in the other direction.
+/// [B, H, T, T], axis 3 -> [B, H, T, T]
+Tensor cumsum(const Tensor& x, std::int64_t axis, bool reverse = false);
 
 // --- products ------------------------------------------------------------------------------
 /// a: [..., M, K] @ b: [..., K, N] -> [..., M, N]. The batch dims must be equal, or b may be
@@ -119,5 +131,14 @@ Tensor gather_columns(const Tensor& x, const Indices& index);
 /// -> [..., M, width], out[..., i, r] = the sum of x[..., i, j] over the j with index[i, j] = r
 /// (0 where none). The gradient is gather_columns of the incoming one.
 Tensor scatter_add_columns(const Tensor& x, const Indices& index, std::int64_t width);
+/// A row of values at the integer positions 0..P-1, read at fractional positions by linear
+/// interpolation (CoPE's position logits): p is clamped to [0, P-1], then
+/// out[..., k] = (1 - w) table[..., floor(p)] + w table[..., ceil(p)] with w = p - floor(p).
+/// The leading dims of the two must be equal (no broadcasting); a NaN position is an error.
+/// The gradient to table adds (1 - w) g and w g into the two columns read; the one to
+/// positions is (table[ceil] - table[floor]) g inside (0, P-1) and 0 where p was clamped. At an
+/// integer p, where the function has a kink, floor = ceil and that gradient is 0 too (as in
+/// CoPE's own code).  table [B, H, T, P], positions [B, H, T, T] -> [B, H, T, T]
+Tensor gather_interpolated(const Tensor& table, const Tensor& positions);
 
 }  // namespace ag

@@ -291,6 +291,19 @@ Tensor softplus(const Tensor& x) {
                 [x0](const Tensor& g) -> std::vector<Tensor> { return {mul(g, sigmoid(x0))}; });
 }
 
+Tensor log_sigmoid(const Tensor& x) {
+  profile::Scope profile_scope("log_sigmoid");
+  // log(1 / (1 + e^-x)) = min(x, 0) - log(1 + e^-|x|): the exponent is never positive
+  Tensor out = map_values(
+      x, [](auto v) { return std::min(v, decltype(v)(0)) - std::log1p(std::exp(-std::abs(v))); });
+  // d log_sigmoid(x) = (1 - sigmoid(x)) dx = sigmoid(-x) dx, whose small values for a large x
+  // survive (1 - sigmoid(x) would be 1 - 1)
+  Tensor x0 = x.detach();
+  return record("log_sigmoid", out, {x}, [x0](const Tensor& g) -> std::vector<Tensor> {
+    return {mul(g, sigmoid(neg(x0)))};
+  });
+}
+
 // [pow-tensor]
 Tensor pow(const Tensor& base, const Tensor& exponent) {
   profile::Scope profile_scope("pow");

@@ -1,7 +1,10 @@
 // gather_columns and scatter_add_columns: per row of a batch of matrices, pick columns by an
 // index, or add columns into the places an index names. Each is the other's backward rule.
 // Relative encodings need them: a score term computed once per distance, then read for every
-// (query, key) pair by the pair's distance, without a tensor per pair.
+// (query, key) pair by the pair's distance, without a tensor per pair. gather_interpolated is
+// the same reading at fractional positions (CoPE), with a backward rule of its own.
+#include <algorithm>
+#include <cmath>
 #include <memory>
 
 #include "ag/ops.hpp"
@@ -110,6 +113,82 @@ Tensor scatter_add_columns(const Tensor& x, const Indices& index, std::int64_t w
         shape_string(index.shape));
   const ColumnPlan p = plan_columns("scatter_add_columns", x, index.shape[1], index, width);
   return scatter_with(x, std::make_shared<const Indices>(index), p, width);
+}
+
+namespace {
+
+// Where a position reads: the two columns around it after clamping to [0, P-1], and the
+// weight of the upper one. A clamped position is an integer, 0 or P-1, so it reads one column
+// twice (floor = ceil), like an integer inside: the derivative in p, table[ceil] -
+// table[floor], is then 0 without a test of its own.
+template <class T>
+struct Reading {
+  std::int64_t floor, ceil;
+  T w;
+};
+
+template <class T>
+Reading<T> reading(T p, std::int64_t P) {
+  const T top = static_cast<T>(P - 1);
+  const T clamped = std::min(std::max(p, T(0)), top);
+  const T below = std::floor(clamped);
+  return {static_cast<std::int64_t>(below), static_cast<std::int64_t>(std::ceil(clamped)),
+          clamped - below};
+}
+
+}  // namespace
+
+Tensor gather_interpolated(const Tensor& table, const Tensor& positions) {
+  profile::Scope profile_scope("gather_interpolated");
+  const char* op = "gather_interpolated";
+  check_same_dtype(op, table, positions);
+  const Shape &ts = table.shape(), &ps = positions.shape();
+  check(table.dim() >= 1 && table.dim() == positions.dim() &&
+            std::equal(ts.begin(), ts.end() - 1, ps.begin()),
+        op, "expected table [..., P] and positions [..., K] with the same leading dims, got ",
+        shape_string(ts), " and ", shape_string(ps));
+  const std::int64_t P = table.size(-1), K = positions.size(-1);
+  check(P >= 1, op, "the table needs at least one position, got ", shape_string(ts));
+  const std::int64_t rows = table.numel() / P;
+  Tensor out = empty(ps, table.dtype());
+  dispatch(table.dtype(), [&](auto t) {
+    using T = decltype(t);
+    const T* p = positions.data<T>();
+    for (std::int64_t i = 0; i < positions.numel(); ++i)
+      check(!std::isnan(p[i]), op, "position ", i, " (row ", i / K, ", slot ", i % K, ") is NaN");
+    T* o = out.data<T>();
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const T* row = table.data<T>() + r * P;
+      for (std::int64_t k = 0; k < K; ++k) {
+        const Reading<T> at = reading(p[r * K + k], P);
+        o[r * K + k] = (1 - at.w) * row[at.floor] + at.w * row[at.ceil];
+      }
+    }
+  });
+  Tensor table0 = table.detach(), positions0 = positions.detach();
+  const bool table_needs = table.requires_grad(), positions_needs = positions.requires_grad();
+  return record(op, out, {table, positions}, [=](const Tensor& g) -> std::vector<Tensor> {
+    // only the gradients asked for; a loop of scatters like embedding's, not ops
+    Tensor d_table = table_needs ? zeros(table0.shape(), g.dtype()) : Tensor();
+    Tensor d_positions = positions_needs ? empty(g.shape(), g.dtype()) : Tensor();
+    dispatch(g.dtype(), [&](auto t) {
+      using T = decltype(t);
+      const T *gv = g.data<T>(), *p = positions0.data<T>(), *tv = table0.data<T>();
+      T* dt = table_needs ? d_table.data<T>() : nullptr;
+      T* dp = positions_needs ? d_positions.data<T>() : nullptr;
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t k = 0; k < K; ++k) {
+          const std::int64_t i = r * K + k;
+          const Reading<T> at = reading(p[i], P);
+          if (dt) {
+            dt[r * P + at.floor] += (1 - at.w) * gv[i];
+            dt[r * P + at.ceil] += at.w * gv[i];
+          }
+          if (dp) dp[i] = (tv[r * P + at.ceil] - tv[r * P + at.floor]) * gv[i];
+        }
+    });
+    return {d_table, d_positions};
+  });
 }
 
 }  // namespace ag

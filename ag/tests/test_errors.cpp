@@ -1,6 +1,8 @@
 // Bad input gets an ag::Error whose text names the op and the shapes, never a crash.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "ag/functional.hpp"
 #include "ag/nn.hpp"
 
@@ -43,6 +45,9 @@ TEST(Errors, AxisOutOfRange) {
   expect_error([] { max(ones({2, 3}), -3); }, {"max", "axis -3"});
   expect_error([] { slice(ones({2, 3}), 5, 0, 1); }, {"slice", "axis 5"});
   expect_error([] { permute(ones({2, 3}), {0, 0}); }, {"permute", "twice"});
+  expect_error([] { cumsum(ones({2, 3}), 2); }, {"cumsum", "axis 2", "2 dimensions"});
+  expect_error([] { cumsum(ones({2, 3}), -3, true); }, {"cumsum", "axis -3"});
+  expect_error([] { cumsum(scalar(1), 0); }, {"cumsum", "axis 0", "0 dimensions"});
 }
 
 TEST(Errors, ReshapeAndSlice) {
@@ -70,6 +75,16 @@ TEST(Errors, EmbeddingIdOutOfRange) {
                {"scatter_add_columns", "[2, 2]", "[1, 3]"});
   expect_error([] { scatter_add_columns(ones({2, 2}), Indices{{0, 1, 1, 0}, {2, 2}}, 0); },
                {"scatter_add_columns", "width", "0"});
+}
+
+// chapter: 10
+TEST(Errors, GatherInterpolatedShapesDtypesAndNaN) {
+  expect_error([] { gather_interpolated(ones({2, 3, 5}), ones({2, 4, 2})); }, {"gather_interpolated", "[2, 3, 5]", "[2, 4, 2]"});
+  expect_error([] { gather_interpolated(ones({3, 5}), ones({2, 3, 2})); }, {"gather_interpolated", "[3, 5]", "[2, 3, 2]"});
+  expect_error([] { gather_interpolated(ones({2, 0}), ones({2, 3})); }, {"gather_interpolated", "at least one position", "[2, 0]"});
+  expect_error([] { gather_interpolated(ones({2, 3}), ones({2, 3}, Dtype::f64)); }, {"gather_interpolated", "float32", "float64"});
+  expect_error([] { gather_interpolated(ones({2, 3}), from_vector({0.5, 1, 2, std::nan("")}, {2, 2})); },
+               {"gather_interpolated", "NaN", "row 1", "slot 1"});
 }
 
 TEST(Errors, CrossEntropyTargets) {

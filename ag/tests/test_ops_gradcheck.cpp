@@ -6,6 +6,7 @@
 
 #include "ag/functional.hpp"
 #include "ag/tape.hpp"
+#include "ag/tensor_bytes.hpp"
 #include "ag/tests/gradcheck_util.hpp"
 
 using namespace ag;
@@ -331,6 +332,147 @@ TEST(OpGradcheck, PowWithATensorExponentAtAZeroBase) {
   EXPECT_GRADCHECK([base](const Inputs& v) { return pow(base, v[0]); },
                    {from_vector({0.7, 1.9}, {2, 1}, Dtype::f64)});
   EXPECT_THROW(pow(base, from_vector({1, 2, 3}, {3}, Dtype::f64)), Error);  // [2, 2] and [3]
+}
+
+// chapter: 10
+TEST(OpGradcheck, CumsumAlongEveryAxisBothWays) {
+  Tensor x = random_input({3, 4, 5}, 60), line = random_input({6}, 61);
+  for (std::int64_t axis : {0, 1, 2, -2})
+    for (bool reverse : {false, true})
+      EXPECT_GRADCHECK([=](const Inputs& v) { return cumsum(v[0], axis, reverse); }, {x});
+  EXPECT_GRADCHECK([](const Inputs& v) { return cumsum(v[0], 0, true); }, {line});
+  // CoPE's use: gates summed from each key up to the query, masked to the causal triangle
+  Tensor gates = random_input({2, 3, 3}, 62);
+  Tensor causal = from_vector({0, 1, 1, 0, 0, 1, 0, 0, 0}, {3, 3}, Dtype::f64);
+  EXPECT_GRADCHECK(
+      [causal](const Inputs& v) { return cumsum(masked_fill(sigmoid(v[0]), causal, 0), -1, true); },
+      {gates});
+}
+
+// chapter: 10
+TEST(OpGradcheck, CumsumValuesMatchAPlainLoop) {
+  const Tensor x = from_vector({1, 2, 3, 4}, {4}, Dtype::f64);
+  EXPECT_EQ(cumsum(x, 0).to_vector(), (std::vector<double>{1, 3, 6, 10}));
+  EXPECT_EQ(cumsum(x, -1, true).to_vector(), (std::vector<double>{10, 9, 7, 4}));
+  // every axis of a [2, 3, 4], both ways, in both dtypes, against sums of x.at() in a loop
+  const Shape shape{2, 3, 4};
+  const Tensor y = random_input(shape, 63);
+  for (Dtype dtype : {Dtype::f64, Dtype::f32})
+    for (std::int64_t axis = 0; axis < 3; ++axis)
+      for (bool reverse : {false, true}) {
+        const Tensor z = y.to(dtype), sums = cumsum(z, axis, reverse);
+        for (std::int64_t i = 0; i < 2; ++i)
+          for (std::int64_t j = 0; j < 3; ++j)
+            for (std::int64_t k = 0; k < 4; ++k) {
+              std::vector<std::int64_t> at{i, j, k};
+              const std::int64_t here = at[axis];
+              double expected = 0;
+              for (at[axis] = 0; at[axis] < shape[axis]; ++at[axis])
+                if (reverse ? at[axis] >= here : at[axis] <= here) expected += z.at(at);
+              EXPECT_NEAR(sums.at({i, j, k}), expected, dtype == Dtype::f64 ? 1e-12 : 1e-5)
+                  << "axis " << axis << (reverse ? " reverse" : "");
+            }
+      }
+  // an input made by permute (a contiguous copy in its new order) sums along its own axes
+  EXPECT_EQ(cumsum(permute(y, {2, 0, 1}), 0, true).to_vector(),
+            permute(cumsum(y, 2, true), {2, 0, 1}).to_vector());
+  EXPECT_EQ(cumsum(zeros({2, 0, 3}), 1).shape(), (Shape{2, 0, 3}));
+}
+
+// chapter: 10
+TEST(OpGradcheck, LogSigmoid) {
+  Tensor wide = random_input({3, 5}, 64, 4.0);
+  EXPECT_GRADCHECK([](const Inputs& v) { return log_sigmoid(v[0]); }, {wide});
+}
+
+// chapter: 10
+TEST(OpGradcheck, LogSigmoidStaysExactWhereTheNaiveFormGivesInfinity) {
+  const std::vector<double> v{-1000, -30, 0, 30, 1000};
+  Tensor x = from_vector(v, {5}, Dtype::f64);
+  x.set_requires_grad();
+  const Tensor y = log_sigmoid(x);
+  sum(y).backward();
+  const std::vector<double> ys = y.to_vector(), grads = x.grad().to_vector();
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    EXPECT_DOUBLE_EQ(ys[i], std::min(v[i], 0.0) - std::log1p(std::exp(-std::fabs(v[i]))));
+    EXPECT_DOUBLE_EQ(grads[i], 1 / (1 + std::exp(v[i])));  // sigmoid(-x)
+  }
+  EXPECT_EQ(ys[0], -1000.0);
+  EXPECT_EQ(ys[4], 0.0);
+  EXPECT_DOUBLE_EQ(ys[2], -std::log(2.0));
+  EXPECT_EQ(grads[0], 1.0);
+  EXPECT_EQ(grads[4], 0.0);
+  // why the stable form: sigmoid(-1000) is 0 in double, and its log -inf
+  EXPECT_EQ(log(sigmoid(x.detach())).to_vector()[0], -std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isfinite(log_sigmoid(from_vector({-1000}, {1})).item()));  // float32 too
+  // and the gradient as sigmoid(-x): 1 - sigmoid(40) is 1 - 1 in double, e^-40 is not 0
+  Tensor forty = from_vector({40}, {1}, Dtype::f64);
+  forty.set_requires_grad();
+  log_sigmoid(forty).backward(ones({1}, Dtype::f64));
+  EXPECT_EQ(1 - sigmoid(forty.detach()).item(), 0.0);
+  EXPECT_DOUBLE_EQ(forty.grad().item(), std::exp(-40.0) / (1 + std::exp(-40.0)));
+}
+
+// chapter: 10
+TEST(OpGradcheck, GatherInterpolated) {
+  // P = 5 positions 0..4; the positions straddle both clamps (below 0, above 4) and keep
+  // away from the integers, where the function has kinks
+  Tensor table = random_input({2, 3, 5}, 65);
+  Tensor positions = from_vector({-0.7, 0.3, 1.6, 3.9, 4.4, 2.5, 0.8, 3.2, 7.1, 1.1, 2.9, -2.4,
+                                  0.5,  1.5, 2.5, 3.5, 3.7, 2.2, 1.4, 0.6, 4.8, 0.1, 2.6, 3.3},
+                                 {2, 3, 4}, Dtype::f64);
+  EXPECT_GRADCHECK([](const Inputs& v) { return gather_interpolated(v[0], v[1]); },
+                   {table, positions});
+  // CoPE's layout: a table [B, H, T, P] read at positions [B, H, T, T]; P = 1 reads one value
+  Tensor logits = random_input({1, 2, 3, 4}, 66);
+  Rng rng(67);
+  Tensor keys = rand_uniform({1, 2, 3, 3}, rng, 0.05, 2.95, Dtype::f64);
+  EXPECT_GRADCHECK([](const Inputs& v) { return gather_interpolated(v[0], v[1]); }, {logits, keys});
+  EXPECT_GRADCHECK([](const Inputs& v) { return gather_interpolated(v[0], v[1]); },
+                   {random_input({3, 1}, 68), from_vector({-0.5, 0.5, 1.5}, {3, 1}, Dtype::f64)});
+}
+
+// chapter: 10
+TEST(OpGradcheck, GatherInterpolatedValuesAndTheGradientWhereClamped) {
+  // table 10, 20, 40, 80 at 0..3: p = -1 and 3.7 are clamped to 0 and 3; 0 and 2 are integers
+  Tensor table = from_vector({10, 20, 40, 80}, {1, 4}, Dtype::f64);
+  Tensor positions = from_vector({-1, 0, 0.25, 1.5, 2, 3.7}, {1, 6}, Dtype::f64);
+  table.set_requires_grad();
+  positions.set_requires_grad();
+  const Tensor out = gather_interpolated(table, positions);
+  EXPECT_EQ(out.to_vector(), (std::vector<double>{10, 10, 12.5, 30, 40, 80}));
+  sum(out).backward();
+  // each slot adds 1 - w and w to the two columns it read: 1 + 1 + .75, .25 + .5, .5 + 1, 1
+  EXPECT_EQ(table.grad().to_vector(), (std::vector<double>{2.75, 0.75, 1.5, 1}));
+  // table[ceil] - table[floor] inside (0, 3); exactly 0 where clamped and at integers
+  EXPECT_EQ(positions.grad().to_vector(), (std::vector<double>{0, 0, 10, 20, 0, 0}));
+  // against a plain loop, in CoPE's layout [B, H, T, P] and [B, H, T, T], in float32
+  Rng rng(69);
+  const Tensor logits = rand_uniform({2, 2, 3, 6}, rng, -1, 1);
+  const Tensor keys = rand_uniform({2, 2, 3, 3}, rng, -1, 7);
+  const Tensor values = gather_interpolated(logits, keys);
+  for (std::int64_t b = 0; b < 2; ++b)
+    for (std::int64_t h = 0; h < 2; ++h)
+      for (std::int64_t i = 0; i < 3; ++i)
+        for (std::int64_t j = 0; j < 3; ++j) {
+          const double p = std::clamp(keys.at({b, h, i, j}), 0.0, 5.0), w = p - std::floor(p);
+          const double expected = (1 - w) * logits.at({b, h, i, std::int64_t(std::floor(p))}) +
+                                  w * logits.at({b, h, i, std::int64_t(std::ceil(p))});
+          EXPECT_NEAR(values.at({b, h, i, j}), expected, 1e-6);
+        }
+}
+
+// chapter: 10
+TEST(OpGradcheck, GatherInterpolatedNeedsNoTensorPerPair) {
+  // forward and backward at T = P = 64 take four [T, T] tensors (the output, the incoming
+  // gradient, one gradient per input); a one-hot [T, T, P] of the positions would be 64
+  Rng rng(70);
+  Tensor table = rand_uniform({1, 1, 64, 64}, rng, -1, 1, Dtype::f64).set_requires_grad();
+  Tensor positions = rand_uniform({1, 1, 64, 64}, rng, 0, 63, Dtype::f64).set_requires_grad();
+  const std::int64_t one = 64 * 64 * 8, start = tensor_bytes().live;
+  reset_peak_tensor_bytes();
+  sum(gather_interpolated(table, positions)).backward();
+  EXPECT_LE(tensor_bytes().peak - start, 8 * one);
 }
 
 // The check must be able to fail: an op whose backward rule is off by a factor of two.
