@@ -29,7 +29,7 @@ inline const std::vector<Row> kRows = {
 // The tasks where what counts is content: Flip-Flop (the last written bit, however many
 // ignore instructions lie between), selective copy (the letters among blanks, in order) and
 // counting (a variable's increments among dummy statements); then chapter 8's three.
-inline const std::vector<std::string> kContentTasks = {"flipflop", "selective-copy", "counting"};
+inline const std::vector<std::string> kContentTasks = {"flipflop", "selcopy", "counting"};
 inline const std::vector<std::string> kLengthTasks = {"shiftk", "copy", "charlm"};
 /// A test set outside the training distribution: the task with other options.
 struct OutOfDistribution {

@@ -77,7 +77,8 @@ std::vector<std::vector<double>> mean_gate_by_key_token(const Tensor& gates, con
             ag::shape_string(gates.shape()), " and ", ag::shape_string(ids.shape));
   const std::int64_t B = gates.size(0), H = gates.size(1), T = gates.size(2);
   const std::vector<double> g = gates.to_vector();
-  std::vector<std::vector<double>> sums(std::size_t(H), std::vector<double>(std::size_t(vocab)));
+  std::vector<std::vector<double>> sums(static_cast<std::size_t>(H),
+                                        std::vector<double>(static_cast<std::size_t>(vocab)));
   auto counts = sums;
   for (std::int64_t b = 0; b < B; ++b)
     for (std::int64_t h = 0; h < H; ++h)
@@ -98,7 +99,8 @@ std::vector<std::vector<double>> mean_keep_by_token(const Tensor& log_f, const a
             ag::shape_string(log_f.shape()), " and ", ag::shape_string(ids.shape));
   const std::int64_t B = log_f.size(0), H = log_f.size(1), T = log_f.size(2);
   const std::vector<double> values = log_f.to_vector();
-  std::vector<std::vector<double>> sums(std::size_t(H), std::vector<double>(std::size_t(vocab)));
+  std::vector<std::vector<double>> sums(static_cast<std::size_t>(H),
+                                        std::vector<double>(static_cast<std::size_t>(vocab)));
   auto counts = sums;
   for (std::int64_t b = 0; b < B; ++b)
     for (std::int64_t h = 0; h < H; ++h)

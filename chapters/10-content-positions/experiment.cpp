@@ -24,6 +24,7 @@
 #include "chapters/08-length/length_tables.hpp"
 #include "chapters/10-content-positions/content_plan.hpp"
 #include "chapters/10-content-positions/content_probe.hpp"
+#include "chapters/10-content-positions/cope.hpp"
 #include "lab/chapter_options.hpp"
 #include "lab/figures.hpp"
 #include "lab/run.hpp"
@@ -43,6 +44,14 @@ constexpr const char* kAbout =
 
 // The held-out sequences whose gates the probes average (at the training length).
 constexpr std::int64_t kProbeSequences = 64;
+// Held-out sequences of the content tasks at every length. Counting scores one token per
+// sequence, and a sparse Flip-Flop sequence few more, so these tasks are measured by sequences,
+// not by tokens as chapter 8's are (there 1,024 tokens at 512 would be two sequences).
+constexpr std::int64_t kContentSequences = 256;
+
+bool is_content(const std::string& task) {
+  return std::find(kContentTasks.begin(), kContentTasks.end(), task) != kContentTasks.end();
+}
 
 bool is_text(const std::string& task) { return task == std::string("charlm"); }
 
@@ -62,15 +71,15 @@ struct Experiment {
   std::map<std::string, std::unique_ptr<pe::Trainer>> seed1_models = {};
 };
 
-// The model on another task's held-out set at every length (an ag::Error at a length, such as a
-// table too short, recorded as chapter 8 records it).
-std::vector<pe::LengthResult> evaluate_variant(pe::Trainer& trainer, const pe::Task& task,
-                                               const std::vector<std::int64_t>& lengths) {
+// The model on `sequences` held-out sequences of a task (its own or a variant) at every length
+// (an ag::Error at a length, such as a table too short, recorded as chapter 8 records it).
+std::vector<pe::LengthResult> evaluate_sequences(pe::Trainer& trainer, const pe::Task& task,
+                                                 const std::vector<std::int64_t>& lengths,
+                                                 std::int64_t sequences) {
   std::vector<pe::LengthResult> results;
   for (const std::int64_t length : lengths) {
     try {
-      const pe::Evaluation e =
-          trainer.evaluate(task, length, std::max<std::int64_t>(2, kSyntheticTokens / length));
+      const pe::Evaluation e = trainer.evaluate(task, length, sequences);
       results.push_back({length, true, e.accuracy, e.loss, e.loss / std::log(2.0), e.scored, {}});
     } catch (const ag::Error& error) {
       results.push_back(pe::refused_length(length, error));
@@ -95,6 +104,8 @@ void evaluate_runs(Experiment& e, const std::vector<ContentRun>& plan,
     if (is_text(c.task)) {
       for (auto L : e.lengths)
         at_lengths.push_back(pe::held_out_bits(trainer->model(), e.held_out, L, kScoredCharacters));
+    } else if (is_content(c.task)) {
+      at_lengths = evaluate_sequences(*trainer, trainer->task(), e.lengths, kContentSequences);
     } else {
       at_lengths = pe::evaluate_past_training(*trainer, e.lengths, kSyntheticTokens);
     }
@@ -105,7 +116,7 @@ void evaluate_runs(Experiment& e, const std::vector<ContentRun>& plan,
     for (const OutOfDistribution& set : kOutOfDistribution) {
       if (set.task != c.task) continue;
       const auto variant = pe::make_task(set.task, set.options);
-      const auto results = evaluate_variant(*trainer, *variant, e.lengths);
+      const auto results = evaluate_sequences(*trainer, *variant, e.lengths, kContentSequences);
       e.summary["runs"][set.name][row.name][seed] = {{"results", results_json(results)}};
       e.results[set.name][row.name].push_back(results);
     }
@@ -113,15 +124,18 @@ void evaluate_runs(Experiment& e, const std::vector<ContentRun>& plan,
   }
 }
 
-std::string what_is_shown(const Experiment& e, bool text) {
+std::string what_is_shown(const Experiment& e, const std::string& set) {
   const std::string over =
       e.seeds == 1 ? "seed " + std::to_string(e.options.seed)
                    : "mean ± standard deviation over " + std::to_string(e.seeds) + " seeds";
-  return (text ? "held-out bits per character (" + std::to_string(kScoredCharacters) +
-                     " characters at each length), "
-               : "held-out token accuracy (" + std::to_string(kSyntheticTokens) +
-                     " tokens at each length), ") +
-         over;
+  if (is_text(set))
+    return "held-out bits per character (" + std::to_string(kScoredCharacters) +
+           " characters at each length), " + over;
+  if (std::find(kLengthTasks.begin(), kLengthTasks.end(), set) != kLengthTasks.end())
+    return "held-out token accuracy (" + std::to_string(kSyntheticTokens) +
+           " tokens at each length), " + over;
+  return "held-out accuracy over the scored tokens of " + std::to_string(kContentSequences) +
+         " sequences at each length, " + over;
 }
 
 // A file name for a set: "flipflop, sparse" -> "flipflop-sparse".
@@ -147,7 +161,7 @@ void write_table(Experiment& e, const std::string& set) {
     rows.push_back({row.name, r.means});
   }
   e.summary["tables"][set] = pe::split_lines(table);
-  e.tables += "\n" + set + ": " + what_is_shown(e, text) + "\n\n" + table;
+  e.tables += "\n" + set + ": " + what_is_shown(e, set) + "\n\n" + table;
   const std::string seeds =
       e.seeds == 1 ? std::string("one seed") : "mean of " + std::to_string(e.seeds) + " seeds";
   const std::string title = text ? "fortunes: bits per character" : set + ": held-out accuracy";
@@ -183,6 +197,31 @@ json by_token_json(const pe::Task& task, const std::vector<std::vector<double>>&
   return heads;
 }
 
+// The columns of a probe table: one per token, but the 26 letters (selective copy's) as one
+// column "A..Z", whose value is their mean.
+std::vector<std::pair<std::string, std::vector<std::int64_t>>> token_columns(const pe::Task& task) {
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> columns;
+  std::vector<std::int64_t> letters;
+  for (std::int64_t v = 0; v < task.vocab_size(); ++v) {
+    const std::string text = task.token_text(v);
+    if (text.size() == 1 && text[0] >= 'A' && text[0] <= 'Z')
+      letters.push_back(v);
+    else
+      columns.push_back({text, {v}});
+  }
+  if (!letters.empty()) columns.insert(columns.begin(), {"A..Z", letters});
+  return columns;
+}
+
+// The mean of a head's values over a column's tokens (those that occurred).
+double column_mean(const std::vector<double>& head, const std::vector<std::int64_t>& tokens) {
+  double sum = 0;
+  int count = 0;
+  for (std::int64_t v : tokens)
+    if (std::isfinite(head[std::size_t(v)])) sum += head[std::size_t(v)], ++count;
+  return count > 0 ? sum / count : std::nan("");
+}
+
 // What the trained gates do on each content task (seed 1): CoPE's mean gate by key token and the
 // forgetting gate's mean kept share f by token, per head and layer; the most selective head of
 // each layer in a table; and, for CoPE's most selective head of the last layer, its gates,
@@ -192,10 +231,11 @@ void write_probes(Experiment& e) {
     const auto task = pe::make_task(task_name);
     const pe::Batch batch = task->held_out(kProbeSequences, kTrainLength, e.options.seed + 1000);
     const std::int64_t V = task->vocab_size();
+    const auto columns = token_columns(*task);
     std::string table = "| encoding | layer | head | spread |";
     std::string rule = "|---|---|---|---|";
-    for (std::int64_t v = 0; v < V; ++v) {
-      table += " " + task->token_text(v) + " |";
+    for (const auto& column : columns) {
+      table += " " + column.first + " |";
       rule += "---|";
     }
     table += "\n" + rule + "\n";
@@ -216,8 +256,10 @@ void write_probes(Experiment& e) {
         table += "| " + name + (name == "cope" ? " (gate g)" : " (kept f)") + " | " +
                  std::to_string(layer + 1) + " | " + std::to_string(head) + " | " +
                  pe::fixed_digits(spread, 2) + " |";
-        for (double v : by_token[head])
+        for (const auto& column : columns) {
+          const double v = column_mean(by_token[head], column.second);
           table.append(" ").append(std::isfinite(v) ? pe::fixed_digits(v, 2) : "-").append(" |");
+        }
         table += "\n";
       }
     }
@@ -243,7 +285,8 @@ void write_probes(Experiment& e) {
     const ag::Tensor weights = cope.attention_weights()[std::size_t(last)];
     cope.capture_attention(false);
     std::string tokens;
-    for (std::int64_t t = 0; t < kTrainLength; ++t) tokens += task->token_text(one.values[t]);
+    for (std::int64_t t = 0; t < kTrainLength; ++t)
+      tokens.append(t > 0 ? " " : "").append(task->token_text(one.values[std::size_t(t)]));
     pe::Heatmap g = pe::heatmap_slice(gates, {0, head}, "gates g_ij");
     g.range = std::make_pair(0.0, 1.0);
     pe::Heatmap p = pe::heatmap_slice(positions, {0, head}, "positions p_ij");

@@ -48,11 +48,11 @@ std::string refusal(const std::string& name, std::map<std::string, std::string> 
 
 // A model of the small config whose CoPE tables are random (they start at 0, which would hide
 // every path through the gates) and whose gates are not all alike.
-Decoder small_model(const std::string& name, std::uint64_t seed) {
+std::unique_ptr<Decoder> small_model(const std::string& name, std::uint64_t seed) {
   ag::Rng rng(seed);
-  Decoder model(small_decoder_config(), make_small(name), rng);
-  model.to(f64);
-  for (auto& [path, parameter] : model.named_parameters())
+  auto model = std::make_unique<Decoder>(small_decoder_config(), make_small(name), rng);
+  model->to(f64);
+  for (auto& [path, parameter] : model->named_parameters())
     if (path.find("embeddings") != std::string::npos)
       parameter.copy_from(ag::randn(parameter.shape(), rng, f64));
   return model;
@@ -263,8 +263,8 @@ TEST(Ch10Fox, TheCacheKeepsTheRunningSum) {
 
 TEST(Ch10Decoder, CachedDecodingMatchesTheFullPass) {
   for (const std::string name : {"cope", "fox"}) {
-    Decoder model = small_model(name, 2);
-    const auto difference = cached_decoding_difference(model);
+    const auto model = small_model(name, 2);
+    const auto difference = cached_decoding_difference(*model);
     EXPECT_LT(difference.one_by_one, 1e-12) << name;
     EXPECT_LT(difference.chunks, 1e-12) << name;
   }
@@ -283,11 +283,11 @@ TEST(Ch10Decoder, OneBlockModelPassesGradcheckInFloat64) {
 
 TEST(Ch10Decoder, GradientsReachTheEncodingsParameters) {
   for (const std::string name : {"cope", "fox"}) {
-    Decoder model = small_model(name, 4);
-    const Tensor logits = model.forward({{1, 4, 2, 6, 0, 3}, {2, 3}});
+    const auto model = small_model(name, 4);
+    const Tensor logits = model->forward({{1, 4, 2, 6, 0, 3}, {2, 3}});
     ag::sum(ag::mul(logits, logits)).backward();
     int seen = 0;
-    for (const auto& [path, parameter] : model.named_parameters()) {
+    for (const auto& [path, parameter] : model->named_parameters()) {
       if (path.find(".positions.") == std::string::npos) continue;
       ++seen;
       double largest = 0;
@@ -302,10 +302,10 @@ TEST(Ch10Decoder, ContentNotPositionDecides) {
   // Neither encoding reads an absolute position: the logits at sampled positions are the logits
   // at 0 .. T-1 (only the causal order matters).
   for (const std::string name : {"cope", "fox"}) {
-    Decoder model = small_model(name, 5);
+    const auto model = small_model(name, 5);
     const ag::Indices ids{{1, 4, 2, 6, 0, 3}, {1, 6}};
-    EXPECT_LT(max_abs_difference(model.forward(ids, Positions({2, 5, 11, 12, 30, 41})),
-                                 model.forward(ids)),
+    EXPECT_LT(max_abs_difference(model->forward(ids, Positions({2, 5, 11, 12, 30, 41})),
+                                 model->forward(ids)),
               1e-13)
         << name;
   }
@@ -317,9 +317,12 @@ TEST(Ch10Registry, RegisteredWithTheirOptions) {
   register_ch10_encodings();
   int found = 0;
   for (const auto& entry : registered_encodings()) {
-    if (entry.name == "cope") EXPECT_EQ(entry.option_names, (std::vector<std::string>{"npos"}));
-    if (entry.name == "fox")
+    if (entry.name == "cope") {
+      EXPECT_EQ(entry.option_names, (std::vector<std::string>{"npos"}));
+    }
+    if (entry.name == "fox") {
       EXPECT_EQ(entry.option_names, (std::vector<std::string>{"bias_init"}));
+    }
     if (entry.chapter == "10") ++found;
   }
   EXPECT_EQ(found, 2);

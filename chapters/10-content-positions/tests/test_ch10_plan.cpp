@@ -131,7 +131,7 @@ TEST_F(ContentPlan, MeansByTokenCountWhatTheyShould) {
 
 TEST_F(ContentPlan, BothEncodingsResumeBitForBit) {
   for (const std::string encoding : {"cope", "fox"}) {
-    TrainConfig c = content_config({encoding, encoding, "10"}, "selective-copy", 6, 3);
+    TrainConfig c = content_config({encoding, encoding, "10"}, "selcopy", 6, 3);
     c.batch = 4;
     c.eval_sequences = 4;
     Trainer straight(c);
