@@ -37,6 +37,12 @@ Batch Task::held_out(std::int64_t count, std::int64_t length, std::uint64_t seed
   return sample(count, length, rng);
 }
 
+void Task::check_length(std::int64_t length) const {
+  ag::check(length >= min_length(), "length", "task ", name(), " cannot make sequences of length ",
+            length, ": the minimum is ", min_length());
+  check_length_rules(length);
+}
+
 std::string Task::token_text(std::int64_t token) const {
   check_token(*this, token);
   if (token < 26) return std::string(1, static_cast<char>('A' + token));
@@ -58,8 +64,6 @@ class SequenceTask : public Task {
  public:
   Batch sample(std::int64_t batch, std::int64_t length, ag::Rng& rng) const final {
     ag::check(batch >= 1, "sample", "task ", name(), " needs a batch of at least 1, got ", batch);
-    ag::check(length >= min_length(), "sample", "task ", name(),
-              " cannot make sequences of length ", length, ": the minimum is ", min_length());
     check_length(length);
     const auto size = static_cast<std::size_t>(batch * length);
     Batch out{{std::vector<std::int64_t>(size), {batch, length}},
@@ -73,8 +77,6 @@ class SequenceTask : public Task {
   }
 
  protected:
-  /// Task-specific length rules beyond min_length (parity, an upper limit, ...).
-  virtual void check_length(std::int64_t /*length*/) const {}
   /// Writes one sequence; targets arrive filled with kIgnore.
   virtual void fill(Tokens inputs, Tokens targets, ag::Rng& rng) const = 0;
 };
@@ -135,8 +137,8 @@ class Copy final : public LetterTask {
   std::int64_t min_length() const override { return 4; }
 
  protected:
-  void check_length(std::int64_t length) const override {
-    ag::check(length % 2 == 0, "sample", "task copy needs an even length, got ", length);
+  void check_length_rules(std::int64_t length) const override {
+    ag::check(length % 2 == 0, "length", "task copy needs an even length, got ", length);
   }
   void fill(Tokens inputs, Tokens targets, ag::Rng& rng) const override {
     const std::size_t half = inputs.size() / 2;
@@ -159,10 +161,10 @@ class AssociativeRecall final : public LetterTask {
   std::int64_t min_length() const override { return 3; }
 
  protected:
-  void check_length(std::int64_t length) const override {
-    ag::check(length % 2 == 1, "sample", "task recall needs an odd length (pairs + query), got ",
+  void check_length_rules(std::int64_t length) const override {
+    ag::check(length % 2 == 1, "length", "task recall needs an odd length (pairs + query), got ",
               length);
-    ag::check(length <= kMaxLength, "sample", "task recall allows at most ", kMaxLength,
+    ag::check(length <= kMaxLength, "length", "task recall allows at most ", kMaxLength,
               " tokens (", kKeys, " distinct keys), got ", length);
   }
   void fill(Tokens inputs, Tokens targets, ag::Rng& rng) const override {
@@ -225,8 +227,8 @@ class FlipFlop final : public NamedTokensTask {
   std::int64_t min_length() const override { return 4; }
 
  protected:
-  void check_length(std::int64_t length) const override {
-    ag::check(length % 2 == 0, "sample",
+  void check_length_rules(std::int64_t length) const override {
+    ag::check(length % 2 == 0, "length",
               "task flipflop needs an even length (instruction-bit pairs), got ", length);
   }
   void fill(Tokens inputs, Tokens targets, ag::Rng& rng) const override {
@@ -412,9 +414,9 @@ class CharLM final : public SequenceTask {
   }
 
  protected:
-  void check_length(std::int64_t length) const override {
+  void check_length_rules(std::int64_t length) const override {
     // A window holds the inputs plus one more character for the last target.
-    ag::check(static_cast<std::size_t>(length) + 1 <= corpus_.size(), "sample",
+    ag::check(static_cast<std::size_t>(length) + 1 <= corpus_.size(), "length",
               "task charlm needs windows of ", length + 1, " characters (length ", length,
               " + 1) but corpus '", path_, "' has only ", corpus_.size());
   }

@@ -32,6 +32,10 @@ class Task {
   virtual std::int64_t vocab_size() const = 0;  ///< V: ids run from 0 to V-1
   /// The shortest sequence the task can make (ShiftK needs more than k tokens).
   virtual std::int64_t min_length() const { return 2; }
+  /// Refuses, with an ag::Error naming the task, a length it cannot make: one below
+  /// min_length() or one against a rule of its own (copy and flipflop take even lengths only).
+  /// sample() checks its length so; a run checks its lengths with it before it trains.
+  void check_length(std::int64_t length) const;
   /// `batch` fresh sequences of `length` tokens drawn from rng.
   virtual Batch sample(std::int64_t batch, std::int64_t length, ag::Rng& rng) const = 0;
   /// A fixed held-out set: the same (count, length, seed) always gives the same batch, and
@@ -42,6 +46,11 @@ class Task {
   static constexpr std::uint64_t kHeldOutStream = 0x4E1D0;
   /// A token as text, for printing ("A".."Z" for the letter tasks).
   virtual std::string token_text(std::int64_t token) const;
+
+ protected:
+  /// The task's own length rules beyond min_length() (parity, an upper limit, ...); none by
+  /// default.
+  virtual void check_length_rules(std::int64_t /*length*/) const {}
 };
 
 /// Options a task may read ("k" for ShiftK, "corpus" for the language model, ...).

@@ -181,6 +181,14 @@ TEST(Tasks, SampleRejectsLengthsBelowTheMinimum) {
                           {"recall", "1", "minimum is 3"});
 }
 
+TEST(Tasks, CheckLengthRefusesWhatSampleWouldRefuse) {
+  // A run checks its lengths so before it trains; sample() checks the same way.
+  EXPECT_NO_THROW(make_task("flipflop")->check_length(10));
+  expect_error_mentioning([] { make_task("flipflop")->check_length(11); }, {"flipflop", "even"});
+  expect_error_mentioning([] { make_task("recall")->check_length(29); }, {"recall", "27"});
+  expect_error_mentioning([] { make_task("shiftk")->check_length(4); }, {"minimum is 5"});
+}
+
 // ----- ShiftK -----
 
 TEST(Tasks, ShiftKTargetsAreInputsShiftedByK) {
