@@ -298,7 +298,8 @@ class SelectiveCopy final : public NamedTokensTask {
   static std::vector<std::string> token_names() {
     std::vector<std::string> names;
     for (char letter = 'A'; letter <= 'Z'; ++letter) names.emplace_back(1, letter);
-    names.insert(names.end(), {"_", "|"});  // the blank and the separator
+    // The blank and the separator; not "|", which would split a Markdown table's cell.
+    names.insert(names.end(), {"_", "sep"});
     return names;
   }
 

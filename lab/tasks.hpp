@@ -75,7 +75,7 @@ using TaskOptions = std::map<std::string, std::string>;
 /// at random places among blanks, a separator, then the same letters in order, scored as
 /// Copy scores its copy. At length T the first T - count - 1 tokens are the letters and
 /// blanks, so a longer sequence has more blanks between the letters. Tokens A..Z, blank (_),
-/// separator (|); lengths of at least 2 * count + 1.
+/// separator (sep); lengths of at least 2 * count + 1.
 /// Counting ("counting", Golovneva et al. 2024, CoPE): a program of `x =0`, `x ++` and
 /// `pass` statements over "vars" variables (1..8, 3 by default), drawn with the paper's
 /// weights (set 1, pass 50, increment 7; values up to 10), then `print x`; only the last

@@ -495,7 +495,7 @@ TEST(Tasks, SelCopyTokensAreLettersBlankAndSeparator) {
   EXPECT_EQ(task->token_text(0), "A");
   EXPECT_EQ(task->token_text(25), "Z");
   EXPECT_EQ(task->token_text(kBlank), "_");
-  EXPECT_EQ(task->token_text(kSeparator), "|");
+  EXPECT_EQ(task->token_text(kSeparator), "sep");
   EXPECT_THROW(task->token_text(28), ag::Error);
   EXPECT_EQ(task->min_length(), 17);
   EXPECT_EQ(make_task("selcopy", {{"count", "3"}})->min_length(), 7);
