@@ -203,6 +203,7 @@ void check_lengths(const Trainer& trainer, const std::vector<std::int64_t>& leng
     ag::check(length >= trainer.task().min_length() && length <= 100000, "run",
               "evaluation length ", length, " is outside ", trainer.task().min_length(),
               " .. 100000 (task ", trainer.task().name(), ")");
+    trainer.task().check_length(length);  // the task's own rules (parity, ...), before training
     check_memory(trainer.config(), trainer.config().model.vocab, length);
   }
 }

@@ -12,11 +12,23 @@
 #include <limits>
 #include <numeric>
 #include <span>
+#include <sstream>
 
 #include "ag/error.hpp"
 #include "ag/files.hpp"
+#include "ag/numbers.hpp"
 
 namespace pe {
+
+namespace {
+
+// token_text's check, shared by every task that spells its own tokens.
+void check_token(const Task& task, std::int64_t token) {
+  ag::check(token >= 0 && token < task.vocab_size(), "token_text", "token ", token,
+            " is outside the vocabulary [0, ", task.vocab_size(), ") of task ", task.name());
+}
+
+}  // namespace
 
 Batch Task::held_out(std::int64_t count, std::int64_t length, std::uint64_t seed) const {
   // A fork depends only on the seed and the stream, so this set is the same however much
@@ -25,9 +37,14 @@ Batch Task::held_out(std::int64_t count, std::int64_t length, std::uint64_t seed
   return sample(count, length, rng);
 }
 
+void Task::check_length(std::int64_t length) const {
+  ag::check(length >= min_length(), "length", "task ", name(), " cannot make sequences of length ",
+            length, ": the minimum is ", min_length());
+  check_length_rules(length);
+}
+
 std::string Task::token_text(std::int64_t token) const {
-  ag::check(token >= 0 && token < vocab_size(), "token_text", "token ", token,
-            " is outside the vocabulary [0, ", vocab_size(), ") of task ", name());
+  check_token(*this, token);
   if (token < 26) return std::string(1, static_cast<char>('A' + token));
   // Built with append: GCC 12 misreads `"<" + to_string + ">"` as an overlapping memcpy.
   std::string text = "<";
@@ -47,8 +64,6 @@ class SequenceTask : public Task {
  public:
   Batch sample(std::int64_t batch, std::int64_t length, ag::Rng& rng) const final {
     ag::check(batch >= 1, "sample", "task ", name(), " needs a batch of at least 1, got ", batch);
-    ag::check(length >= min_length(), "sample", "task ", name(),
-              " cannot make sequences of length ", length, ": the minimum is ", min_length());
     check_length(length);
     const auto size = static_cast<std::size_t>(batch * length);
     Batch out{{std::vector<std::int64_t>(size), {batch, length}},
@@ -62,8 +77,6 @@ class SequenceTask : public Task {
   }
 
  protected:
-  /// Task-specific length rules beyond min_length (parity, an upper limit, ...).
-  virtual void check_length(std::int64_t /*length*/) const {}
   /// Writes one sequence; targets arrive filled with kIgnore.
   virtual void fill(Tokens inputs, Tokens targets, ag::Rng& rng) const = 0;
 };
@@ -124,8 +137,8 @@ class Copy final : public LetterTask {
   std::int64_t min_length() const override { return 4; }
 
  protected:
-  void check_length(std::int64_t length) const override {
-    ag::check(length % 2 == 0, "sample", "task copy needs an even length, got ", length);
+  void check_length_rules(std::int64_t length) const override {
+    ag::check(length % 2 == 0, "length", "task copy needs an even length, got ", length);
   }
   void fill(Tokens inputs, Tokens targets, ag::Rng& rng) const override {
     const std::size_t half = inputs.size() / 2;
@@ -148,10 +161,10 @@ class AssociativeRecall final : public LetterTask {
   std::int64_t min_length() const override { return 3; }
 
  protected:
-  void check_length(std::int64_t length) const override {
-    ag::check(length % 2 == 1, "sample", "task recall needs an odd length (pairs + query), got ",
+  void check_length_rules(std::int64_t length) const override {
+    ag::check(length % 2 == 1, "length", "task recall needs an odd length (pairs + query), got ",
               length);
-    ag::check(length <= kMaxLength, "sample", "task recall allows at most ", kMaxLength,
+    ag::check(length <= kMaxLength, "length", "task recall allows at most ", kMaxLength,
               " tokens (", kKeys, " distinct keys), got ", length);
   }
   void fill(Tokens inputs, Tokens targets, ag::Rng& rng) const override {
@@ -179,6 +192,201 @@ class AssociativeRecall final : public LetterTask {
   }
 };
 
+// A task whose tokens are named in a list: the list is the vocabulary, and token t prints as
+// its t-th name.
+class NamedTokensTask : public SequenceTask {
+ public:
+  explicit NamedTokensTask(std::vector<std::string> names) : names_(std::move(names)) {}
+  std::int64_t vocab_size() const override { return static_cast<std::int64_t>(names_.size()); }
+  std::string token_text(std::int64_t token) const override {
+    check_token(*this, token);
+    return names_[static_cast<std::size_t>(token)];
+  }
+
+ private:
+  std::vector<std::string> names_;
+};
+
+// Liu et al. 2023's flip-flop language FFL(p): instruction-bit pairs; a read repeats the bit
+// of the last write. The first instruction writes and the last one reads, so every sequence
+// scores at least one read, and every read has a write before it: its answer is always in
+// the sequence, however far back.
+class FlipFlop final : public NamedTokensTask {
+ public:
+  static constexpr std::int64_t kWrite = 0, kIgnoreInstruction = 1, kRead = 2, kBitZero = 3;
+
+  explicit FlipFlop(double ignore) : NamedTokensTask({"w", "i", "r", "0", "1"}), ignore_(ignore) {}
+  std::string name() const override { return "flipflop"; }
+  std::string description() const override {
+    std::ostringstream text;
+    text << "flipflop: write/ignore/read instructions with bits; at a read, predict the last "
+            "written bit (ignore="
+         << ignore_ << ")";
+    return text.str();
+  }
+  std::int64_t min_length() const override { return 4; }
+
+ protected:
+  void check_length_rules(std::int64_t length) const override {
+    ag::check(length % 2 == 0, "length",
+              "task flipflop needs an even length (instruction-bit pairs), got ", length);
+  }
+  void fill(Tokens inputs, Tokens targets, ag::Rng& rng) const override {
+    const std::size_t last = inputs.size() - 2;
+    std::int64_t written = kBitZero;  // replaced at once: the first instruction writes
+    for (std::size_t i = 0; i < inputs.size(); i += 2) {
+      const std::int64_t instruction = i == 0 ? kWrite : i == last ? kRead : instruction_of(rng);
+      const std::int64_t bit = kBitZero + rng.randint(0, 2);
+      if (instruction == kWrite) written = bit;
+      inputs[i] = instruction;
+      inputs[i + 1] = instruction == kRead ? written : bit;
+      // The read predicts the next token, its bit; the bits of w and i are random.
+      if (instruction == kRead) targets[i] = written;
+    }
+  }
+
+ private:
+  // FFL(p): i with probability p, w and r with (1 - p) / 2 each.
+  std::int64_t instruction_of(ag::Rng& rng) const {
+    if (rng.uniform() < ignore_) return kIgnoreInstruction;
+    return rng.randint(0, 2) == 0 ? kWrite : kRead;
+  }
+
+  double ignore_;
+};
+
+// Gu and Dao 2023's selective copying: `count` letters scattered among blanks, a separator,
+// then the letters again in order. At length T the letters and T - 2 * count - 1 blanks come
+// first (T - count - 1 tokens), then the separator and the copy; a longer sequence only adds
+// blanks between the letters.
+class SelectiveCopy final : public NamedTokensTask {
+ public:
+  static constexpr std::int64_t kBlank = kLetters, kSeparator = kLetters + 1;
+  static constexpr std::int64_t kMaxCount = 1000;  // keeps min_length() = 2 * count + 1 small
+
+  explicit SelectiveCopy(std::int64_t count) : NamedTokensTask(token_names()), count_(count) {}
+  std::string name() const override { return "selcopy"; }
+  std::string description() const override {
+    return "selcopy: letters among blanks, a separator, then the letters in order; predict "
+           "them (count=" +
+           std::to_string(count_) + ")";
+  }
+  // The letters with no blank between them, the separator and the copy.
+  std::int64_t min_length() const override { return 2 * count_ + 1; }
+
+ protected:
+  void fill(Tokens inputs, Tokens targets, ag::Rng& rng) const override {
+    const auto count = static_cast<std::size_t>(count_);
+    const std::size_t separator = inputs.size() - count - 1;  // the letters and blanks before it
+    std::size_t placed = 0;
+    for (std::size_t i = 0; i < separator; ++i) {
+      // Selection sampling (Knuth's algorithm S): every set of `count` positions is as likely.
+      const auto left = static_cast<std::int64_t>(separator - i);
+      if (rng.randint(0, left) < static_cast<std::int64_t>(count - placed)) {
+        inputs[i] = inputs[separator + 1 + placed] = random_letter(rng);
+        ++placed;
+      } else {
+        inputs[i] = kBlank;
+      }
+    }
+    inputs[separator] = kSeparator;
+    // As in Copy: from the separator on, each position predicts the next letter of the copy.
+    for (std::size_t i = separator; i + 1 < inputs.size(); ++i) targets[i] = inputs[i + 1];
+  }
+
+ private:
+  static std::vector<std::string> token_names() {
+    std::vector<std::string> names;
+    for (char letter = 'A'; letter <= 'Z'; ++letter) names.emplace_back(1, letter);
+    // The blank and the separator; not "|", which would split a Markdown table's cell.
+    names.insert(names.end(), {"_", "sep"});
+    return names;
+  }
+
+  std::int64_t count_;
+};
+
+// The counting task of Golovneva et al. 2024 (CoPE): a program of `x =0`, `x ++` and `pass`
+// statements, drawn with the paper's weights (set 1, pass 50, increment 7; values up to 10),
+// then `print x`, whose answer is x's value. A statement is one or two tokens; the program
+// fills the sequence, so a longer sequence is a longer program, mostly of more `pass`.
+class Counting final : public NamedTokensTask {
+ public:
+  // Tokens: the values 0..10 first (a value's token is the value), the words, the variables.
+  static constexpr std::int64_t kMaxValue = 10;
+  static constexpr std::int64_t kSet = kMaxValue + 1, kIncrement = kSet + 1, kPass = kSet + 2,
+                                kPrint = kSet + 3, kFirstVariable = kSet + 4;
+  // Variables a..h: the vocabulary holds all eight whatever the option, so that a model
+  // trained with fewer variables can be tested with more.
+  static constexpr std::int64_t kMaxVariables = 8;
+  // count_data_gen.py's OP_WEIGHTS: how often each statement is drawn.
+  static constexpr std::int64_t kSetWeight = 1, kPassWeight = 50, kIncrementWeight = 7;
+
+  explicit Counting(std::int64_t variables)
+      : NamedTokensTask(token_names()), variables_(variables) {}
+  std::string name() const override { return "counting"; }
+  std::string description() const override {
+    return "counting: statements x =0, x ++ and pass, then print x; predict x's value (vars=" +
+           std::to_string(variables_) + ")";
+  }
+  std::int64_t min_length() const override { return 4; }  // x =0 print x
+
+ protected:
+  void fill(Tokens inputs, Tokens targets, ag::Rng& rng) const override {
+    std::array<std::int64_t, kMaxVariables> value{};
+    std::vector<std::int64_t> assigned;  // the variables set so far, in the order first set
+    const std::size_t print = inputs.size() - 2;
+    std::size_t i = 0;
+    const auto set = [&](std::int64_t variable) {
+      if (std::find(assigned.begin(), assigned.end(), variable) == assigned.end())
+        assigned.push_back(variable);
+      value[static_cast<std::size_t>(variable)] = 0;
+      inputs[i++] = kFirstVariable + variable;
+      inputs[i++] = kSet;
+    };
+    // The program starts with a set, so that print always has a variable to ask about (the
+    // paper redraws a program that has none).
+    set(rng.randint(0, variables_));
+    while (i < print) {
+      if (i + 1 == print) {  // no room for a two-token statement
+        inputs[i++] = kPass;
+        continue;
+      }
+      const std::int64_t draw = rng.randint(0, kSetWeight + kPassWeight + kIncrementWeight);
+      if (draw < kSetWeight) {
+        set(rng.randint(0, variables_));
+      } else if (draw < kSetWeight + kPassWeight) {
+        inputs[i++] = kPass;
+      } else {
+        const std::int64_t variable = pick(assigned, rng);
+        auto& x = value[static_cast<std::size_t>(variable)];
+        if (x == kMaxValue) continue;  // the paper redraws the statement
+        ++x;
+        inputs[i++] = kFirstVariable + variable;
+        inputs[i++] = kIncrement;
+      }
+    }
+    const std::int64_t asked = pick(assigned, rng);
+    inputs[print] = kPrint;
+    inputs[print + 1] = kFirstVariable + asked;
+    targets[print + 1] = value[static_cast<std::size_t>(asked)];
+  }
+
+ private:
+  static std::int64_t pick(const std::vector<std::int64_t>& from, ag::Rng& rng) {
+    return from[static_cast<std::size_t>(rng.randint(0, static_cast<std::int64_t>(from.size())))];
+  }
+  static std::vector<std::string> token_names() {
+    std::vector<std::string> names;
+    for (std::int64_t v = 0; v <= kMaxValue; ++v) names.push_back(std::to_string(v));
+    names.insert(names.end(), {"=0", "++", "pass", "print"});
+    for (char x = 'a'; x < 'a' + kMaxVariables; ++x) names.emplace_back(1, x);
+    return names;
+  }
+
+  std::int64_t variables_;
+};
+
 // A corpus becomes 8 bytes a character in memory: 64 MB of text is far past the book's
 // corpora and still fits. read_file refuses a FIFO (it would block) and /dev/zero (endless).
 constexpr std::uint64_t kMaxCorpusBytes = 64u << 20;
@@ -202,15 +410,14 @@ class CharLM final : public SequenceTask {
   }
   std::int64_t vocab_size() const override { return static_cast<std::int64_t>(bytes_.size()); }
   std::string token_text(std::int64_t token) const override {
-    ag::check(token >= 0 && token < vocab_size(), "token_text", "token ", token,
-              " is outside the vocabulary [0, ", vocab_size(), ") of task charlm");
+    check_token(*this, token);
     return printable(bytes_[static_cast<std::size_t>(token)]);
   }
 
  protected:
-  void check_length(std::int64_t length) const override {
+  void check_length_rules(std::int64_t length) const override {
     // A window holds the inputs plus one more character for the last target.
-    ag::check(static_cast<std::size_t>(length) + 1 <= corpus_.size(), "sample",
+    ag::check(static_cast<std::size_t>(length) + 1 <= corpus_.size(), "length",
               "task charlm needs windows of ", length + 1, " characters (length ", length,
               " + 1) but corpus '", path_, "' has only ", corpus_.size());
   }
@@ -256,15 +463,31 @@ class CharLM final : public SequenceTask {
   std::vector<std::int64_t> corpus_;  // the file as tokens
 };
 
-std::int64_t parse_shift(const std::string& text) {
-  std::int64_t k = 0;
+// An integer option with no upper bound but the one that keeps min_length() = k + 1 from
+// overflowing.
+constexpr std::int64_t kUnbounded = std::numeric_limits<std::int64_t>::max() - 1;
+
+// The whole of `text` as an integer from low to high, or an ag::Error naming task and option.
+std::int64_t integer_option(const std::string& text, const char* task, const char* key,
+                            std::int64_t low, std::int64_t high) {
+  std::int64_t value = 0;
   const char* end = text.data() + text.size();
-  const auto [stop, error] = std::from_chars(text.data(), end, k);
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
   const bool whole_integer = error == std::errc() && stop == end;
-  // The upper bound keeps min_length() = k + 1 from overflowing.
-  ag::check(whole_integer && k >= 1 && k < std::numeric_limits<std::int64_t>::max(), "make_task",
-            "task shiftk: option k must be an integer >= 1, got '", text, "'");
-  return k;
+  const std::string range = high == kUnbounded
+                                ? ">= " + std::to_string(low)
+                                : "from " + std::to_string(low) + " to " + std::to_string(high);
+  ag::check(whole_integer && value >= low && value <= high, "make_task", "task ", task, ": option ",
+            key, " must be an integer ", range, ", got '", text, "'");
+  return value;
+}
+
+// The whole of `text` as a probability p with 0 <= p < 1 (NaN fails both comparisons).
+double probability_option(const std::string& text, const char* task, const char* key) {
+  double p = 0;
+  ag::check(ag::parse_double(text, p) && p >= 0 && p < 1, "make_task", "task ", task, ": option ",
+            key, " must be a number p with 0 <= p < 1, got '", text, "'");
+  return p;
 }
 
 std::string option_or(const TaskOptions& options, const std::string& key, std::string fallback) {
@@ -283,11 +506,31 @@ const std::vector<TaskEntry>& registry() {
       {"shiftk",
        {"k"},
        [](const TaskOptions& o) {
-         return std::make_unique<ShiftK>(parse_shift(option_or(o, "k", "4")));
+         return std::make_unique<ShiftK>(
+             integer_option(option_or(o, "k", "4"), "shiftk", "k", 1, kUnbounded));
        }},
       {"alternating", {}, [](const TaskOptions&) { return std::make_unique<AlternatingChar>(); }},
       {"copy", {}, [](const TaskOptions&) { return std::make_unique<Copy>(); }},
       {"recall", {}, [](const TaskOptions&) { return std::make_unique<AssociativeRecall>(); }},
+      {"flipflop",
+       {"ignore"},
+       [](const TaskOptions& o) {
+         // The paper trains on FFL(0.8); its out-of-distribution sets are 0.98 and 0.1.
+         return std::make_unique<FlipFlop>(
+             probability_option(option_or(o, "ignore", "0.8"), "flipflop", "ignore"));
+       }},
+      {"selcopy",
+       {"count"},
+       [](const TaskOptions& o) {
+         return std::make_unique<SelectiveCopy>(integer_option(
+             option_or(o, "count", "8"), "selcopy", "count", 1, SelectiveCopy::kMaxCount));
+       }},
+      {"counting",
+       {"vars"},
+       [](const TaskOptions& o) {
+         return std::make_unique<Counting>(integer_option(option_or(o, "vars", "3"), "counting",
+                                                          "vars", 1, Counting::kMaxVariables));
+       }},
       {"charlm",
        {"corpus"},
        [](const TaskOptions& o) {

@@ -32,6 +32,10 @@ class Task {
   virtual std::int64_t vocab_size() const = 0;  ///< V: ids run from 0 to V-1
   /// The shortest sequence the task can make (ShiftK needs more than k tokens).
   virtual std::int64_t min_length() const { return 2; }
+  /// Refuses, with an ag::Error naming the task, a length it cannot make: one below
+  /// min_length() or one against a rule of its own (copy and flipflop take even lengths only).
+  /// sample() checks its length so; a run checks its lengths with it before it trains.
+  void check_length(std::int64_t length) const;
   /// `batch` fresh sequences of `length` tokens drawn from rng.
   virtual Batch sample(std::int64_t batch, std::int64_t length, ag::Rng& rng) const = 0;
   /// A fixed held-out set: the same (count, length, seed) always gives the same batch, and
@@ -42,6 +46,11 @@ class Task {
   static constexpr std::uint64_t kHeldOutStream = 0x4E1D0;
   /// A token as text, for printing ("A".."Z" for the letter tasks).
   virtual std::string token_text(std::int64_t token) const;
+
+ protected:
+  /// The task's own length rules beyond min_length() (parity, an upper limit, ...); none by
+  /// default.
+  virtual void check_length_rules(std::int64_t /*length*/) const {}
 };
 
 /// Options a task may read ("k" for ShiftK, "corpus" for the language model, ...).
@@ -55,10 +64,30 @@ using TaskOptions = std::map<std::string, std::string>;
 /// letter is a copy are scored.
 /// AssociativeRecall: key-value letter pairs, then one of the keys again; only the final
 /// position is scored, and its target is that key's value.
+/// FlipFlop ("flipflop", Liu et al. 2023): instruction-bit pairs, the instructions w (write),
+/// i (ignore) and r (read) drawn with probability p for i and (1 - p) / 2 each for w and r
+/// ("ignore" option, 0 <= p < 1, 0.8 by default: the paper's training set; its
+/// out-of-distribution sets are 0.98, sparse, and 0.1, dense). The first instruction writes
+/// and the last one reads; the target at each r is the bit of the last w (which r's own bit
+/// repeats), so a read's answer is always in the sequence. Tokens w, i, r, 0, 1; even
+/// lengths of at least 4.
+/// SelectiveCopy ("selcopy", Gu and Dao 2023): `count` letters ("count" option, 8 by default)
+/// at random places among blanks, a separator, then the same letters in order, scored as
+/// Copy scores its copy. At length T the first T - count - 1 tokens are the letters and
+/// blanks, so a longer sequence has more blanks between the letters. Tokens A..Z, blank (_),
+/// separator (sep); lengths of at least 2 * count + 1.
+/// Counting ("counting", Golovneva et al. 2024, CoPE): a program of `x =0`, `x ++` and
+/// `pass` statements over "vars" variables (1..8, 3 by default), drawn with the paper's
+/// weights (set 1, pass 50, increment 7; values up to 10), then `print x`; only the last
+/// position is scored, and its target is x's value. The program fills the sequence, so a
+/// longer sequence is a longer program with more `pass` between the increments; the paper
+/// also tests with more variables than it trained on. Tokens: the values 0..10, =0, ++,
+/// pass, print, the variables a..h (all eight whatever "vars" is).
 /// CharLM: next-character prediction over windows of a text file ("corpus" option; by default
 /// /usr/share/common-licenses/GPL-3, which every Debian system has).
 std::unique_ptr<Task> make_task(const std::string& name, const TaskOptions& options = {});
-/// The names make_task accepts: shiftk, alternating, copy, recall, charlm.
+/// The names make_task accepts: shiftk, alternating, copy, recall, flipflop, selcopy,
+/// counting, charlm.
 std::vector<std::string> task_names();
 
 }  // namespace pe

@@ -61,7 +61,9 @@ std::int64_t TrainConfig::table_length() const {
 void check_trainable(const TrainConfig& requested) {
   TrainConfig config = requested;
   config.validate();
-  config.model.vocab = make_task(config.task, config.task_options)->vocab_size();
+  const auto task = make_task(config.task, config.task_options);
+  task->check_length(config.length);
+  config.model.vocab = task->vocab_size();
   check_memory(config, config.model.vocab);
   EncodingSpec spec;
   spec.model = config.model;
@@ -74,6 +76,8 @@ void check_trainable(const TrainConfig& requested) {
 Trainer::Trainer(TrainConfig config) : config_(std::move(config)) {
   config_.validate();
   task_ = make_task(config_.task, config_.task_options);
+  task_->check_length(
+      config_.length);  // an odd length for a task of pairs fails here, not at step 1
   config_.model.vocab = task_->vocab_size();
   check_memory(config_, config_.model.vocab);  // before the model and its optimiser exist
   ag::Rng init = ag::Rng(config_.seed).fork(kInitStream);

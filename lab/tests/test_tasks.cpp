@@ -6,8 +6,11 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <map>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ag/error.hpp"
 #include "lab/tasks.hpp"
@@ -39,8 +42,8 @@ std::unique_ptr<Task> make_any(const std::string& name) {
   return make_task(name);
 }
 
-// A length every task accepts (recall needs odd, copy even).
-std::int64_t valid_length(const std::string& name) { return name == "recall" ? 11 : 12; }
+// A length every task accepts (recall needs odd, copy and flipflop even, selcopy 17 or more).
+std::int64_t valid_length(const std::string& name) { return name == "recall" ? 21 : 20; }
 
 // Runs `action` and expects an ag::Error whose text contains every one of `parts`.
 template <class Action>
@@ -64,9 +67,9 @@ bool same_batch(const Batch& a, const Batch& b) {
 
 // ----- every task -----
 
-TEST(Tasks, TaskNamesAreTheFiveTasks) {
-  EXPECT_EQ(task_names(),
-            (std::vector<std::string>{"shiftk", "alternating", "copy", "recall", "charlm"}));
+TEST(Tasks, TaskNamesAreTheEightTasks) {
+  EXPECT_EQ(task_names(), (std::vector<std::string>{"shiftk", "alternating", "copy", "recall",
+                                                    "flipflop", "selcopy", "counting", "charlm"}));
 }
 
 TEST(Tasks, EveryTaskGivesShapeBTAndTokensInTheVocabulary) {
@@ -140,13 +143,25 @@ TEST(Tasks, LetterTasksHaveTwentySixTokens) {
 
 TEST(Tasks, UnknownTaskListsTheKnownNames) {
   expect_error_mentioning([] { make_task("sort"); },
-                          {"sort", "shiftk", "alternating", "copy", "recall", "charlm"});
+                          {"sort", "shiftk", "alternating", "copy", "recall", "flipflop", "selcopy",
+                           "counting", "charlm"});
 }
 
 TEST(Tasks, UnknownOptionIsNamed) {
   expect_error_mentioning([] { make_task("shiftk", {{"kk", "3"}}); }, {"shiftk", "kk", "k"});
   expect_error_mentioning([] { make_task("copy", {{"k", "3"}}); }, {"copy", "'k'"});
   expect_error_mentioning([] { make_task("charlm", {{"path", "x"}}); }, {"path", "corpus"});
+  expect_error_mentioning(
+      [] {
+        make_task("flipflop", {{"bogus", "1"}});
+      },
+      {"flipflop", "'bogus'", "ignore"});
+  expect_error_mentioning([] { make_task("selcopy", {{"k", "1"}}); }, {"selcopy", "'k'", "count"});
+  expect_error_mentioning(
+      [] {
+        make_task("counting", {{"count", "1"}});
+      },
+      {"counting", "'count'", "vars"});
 }
 
 TEST(Tasks, SampleRejectsAnEmptyBatch) {
@@ -164,6 +179,14 @@ TEST(Tasks, SampleRejectsLengthsBelowTheMinimum) {
                           {"copy", "2", "minimum is 4"});
   expect_error_mentioning([&] { make_task("recall")->sample(2, 1, rng); },
                           {"recall", "1", "minimum is 3"});
+}
+
+TEST(Tasks, CheckLengthRefusesWhatSampleWouldRefuse) {
+  // A run checks its lengths so before it trains; sample() checks the same way.
+  EXPECT_NO_THROW(make_task("flipflop")->check_length(10));
+  expect_error_mentioning([] { make_task("flipflop")->check_length(11); }, {"flipflop", "even"});
+  expect_error_mentioning([] { make_task("recall")->check_length(29); }, {"recall", "27"});
+  expect_error_mentioning([] { make_task("shiftk")->check_length(4); }, {"minimum is 5"});
 }
 
 // ----- ShiftK -----
@@ -324,6 +347,283 @@ TEST(Tasks, RecallRejectsEvenAndTooLongLengths) {
   expect_error_mentioning([&] { make_task("recall")->sample(2, 10, rng); },
                           {"recall", "odd", "10"});
   expect_error_mentioning([&] { make_task("recall")->sample(2, 29, rng); }, {"recall", "27", "29"});
+}
+
+// ----- FlipFlop -----
+
+namespace {
+
+constexpr std::int64_t kWrite = 0, kIgnoreInstruction = 1, kRead = 2, kBitZero = 3, kBitOne = 4;
+
+// The share of the middle instructions (not the first write, not the last read) that are i.
+double ignore_share(const Batch& batch) {
+  const std::int64_t length = batch.inputs.shape[1];
+  std::int64_t ignores = 0, instructions = 0;
+  for (std::int64_t b = 0; b < batch.inputs.shape[0]; ++b)
+    for (std::int64_t t = 2; t + 2 < length; t += 2, ++instructions)
+      ignores += at(batch.inputs, b, t) == kIgnoreInstruction;
+  return double(ignores) / double(instructions);
+}
+
+}  // namespace
+
+TEST(Tasks, FlipFlopEveryReadIsScoredWithTheLastWrittenBit) {
+  for (std::int64_t length : {4, 12, 64}) {
+    SCOPED_TRACE(length);
+    ag::Rng rng(51);
+    const Batch batch = make_task("flipflop")->sample(kBatch, length, rng);
+    for (std::int64_t b = 0; b < kBatch; ++b) {
+      EXPECT_EQ(at(batch.inputs, b, 0), kWrite) << "b=" << b;
+      EXPECT_EQ(at(batch.inputs, b, length - 2), kRead) << "b=" << b;
+      std::int64_t written = kIgnore;  // replayed from the inputs alone
+      for (std::int64_t t = 0; t < length; t += 2) {
+        const std::int64_t instruction = at(batch.inputs, b, t), bit = at(batch.inputs, b, t + 1);
+        ASSERT_TRUE(instruction >= kWrite && instruction <= kRead) << "b=" << b << " t=" << t;
+        ASSERT_TRUE(bit == kBitZero || bit == kBitOne) << "b=" << b << " t=" << t;
+        if (instruction == kWrite) written = bit;
+        if (instruction == kRead) {
+          ASSERT_NE(written, kIgnore) << "a read before any write at b=" << b << " t=" << t;
+          EXPECT_EQ(bit, written) << "b=" << b << " t=" << t;  // the read's bit is the answer
+        }
+        EXPECT_EQ(at(batch.targets, b, t), instruction == kRead ? written : kIgnore)
+            << "b=" << b << " t=" << t;
+        EXPECT_EQ(at(batch.targets, b, t + 1), kIgnore) << "b=" << b << " t=" << t + 1;
+      }
+    }
+  }
+}
+
+TEST(Tasks, FlipFlopIgnoreOptionSetsTheShareOfIgnores) {
+  // 256 sequences of 62 middle instructions: the share's standard error is below 0.004.
+  const auto share = [](const TaskOptions& options) {
+    ag::Rng rng(52);
+    return ignore_share(make_task("flipflop", options)->sample(256, 128, rng));
+  };
+  EXPECT_NEAR(share({}), 0.8, 0.02);  // the paper's training distribution
+  EXPECT_NEAR(share({{"ignore", "0.98"}}), 0.98, 0.02);
+  EXPECT_NEAR(share({{"ignore", "0.1"}}), 0.1, 0.02);
+  EXPECT_EQ(share({{"ignore", "0"}}), 0.0);
+  // Writes and reads share the rest equally.
+  ag::Rng rng(53);
+  const Batch dense = make_task("flipflop", {{"ignore", "0"}})->sample(256, 128, rng);
+  const auto writes = std::count(dense.inputs.values.begin(), dense.inputs.values.end(), kWrite);
+  const auto reads = std::count(dense.inputs.values.begin(), dense.inputs.values.end(), kRead);
+  EXPECT_NEAR(double(writes) / double(writes + reads), 0.5, 0.02);
+}
+
+TEST(Tasks, FlipFlopTokensAreInstructionsAndBits) {
+  const auto task = make_task("flipflop");
+  ASSERT_EQ(task->vocab_size(), 5);
+  for (std::int64_t token = 0; token < 5; ++token)
+    EXPECT_EQ(task->token_text(token), (std::vector<std::string>{"w", "i", "r", "0", "1"})[token]);
+  EXPECT_THROW(task->token_text(5), ag::Error);
+  EXPECT_NE(task->description().find("ignore=0.8"), std::string::npos);
+  EXPECT_NE(make_task("flipflop", {{"ignore", "0.98"}})->description().find("ignore=0.98"),
+            std::string::npos);
+}
+
+TEST(Tasks, FlipFlopRejectsOddShortLengthsAndBadIgnore) {
+  ag::Rng rng(0);
+  expect_error_mentioning([&] { make_task("flipflop")->sample(2, 9, rng); },
+                          {"flipflop", "even", "9"});
+  expect_error_mentioning([&] { make_task("flipflop")->sample(2, 2, rng); },
+                          {"flipflop", "2", "minimum is 4"});
+  for (const char* bad : {"1", "1.5", "-0.1", "nan", "inf", "abc", "", "0.5x", " 0.5"}) {
+    SCOPED_TRACE(bad);
+    const std::string quoted = std::string("'").append(bad).append("'");
+    expect_error_mentioning(
+        [&] {
+          make_task("flipflop", {{"ignore", bad}});
+        },
+        {"flipflop", "option ignore", "0 <= p < 1", quoted});
+  }
+}
+
+// ----- SelectiveCopy -----
+
+namespace {
+
+constexpr std::int64_t kBlank = 26, kSeparator = 27;
+
+}  // namespace
+
+TEST(Tasks, SelCopyCopiesTheScatteredLettersInOrder) {
+  for (const auto& [count, length] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {8, 17}, {8, 32}, {8, 64}, {1, 3}, {3, 20}}) {
+    SCOPED_TRACE(std::to_string(count) + " letters, length " + std::to_string(length));
+    const auto task = make_task("selcopy", {{"count", std::to_string(count)}});
+    ag::Rng rng(61);
+    const Batch batch = task->sample(kBatch, length, rng);
+    const std::int64_t separator = length - count - 1;
+    for (std::int64_t b = 0; b < kBatch; ++b) {
+      std::vector<std::int64_t> letters;  // the region's non-blank tokens, in order
+      for (std::int64_t t = 0; t < separator; ++t) {
+        const std::int64_t token = at(batch.inputs, b, t);
+        ASSERT_TRUE(token < 26 || token == kBlank) << "b=" << b << " t=" << t;
+        if (token != kBlank) letters.push_back(token);
+      }
+      ASSERT_EQ(static_cast<std::int64_t>(letters.size()), count) << "b=" << b;
+      EXPECT_EQ(at(batch.inputs, b, separator), kSeparator) << "b=" << b;
+      for (std::int64_t t = 0; t < length; ++t) {
+        const std::int64_t copied = t - separator;  // the index of the letter predicted at t
+        if (t > separator) {
+          ASSERT_EQ(at(batch.inputs, b, t), letters[copied - 1]) << "b=" << b << " t=" << t;
+        }
+        const std::int64_t expected = copied >= 0 && copied < count ? letters[copied] : kIgnore;
+        ASSERT_EQ(at(batch.targets, b, t), expected) << "b=" << b << " t=" << t;
+      }
+    }
+  }
+}
+
+TEST(Tasks, SelCopyScattersTheLettersOverTheWholeRegion) {
+  // Every place before the separator holds a letter in some sequences and a blank in others.
+  ag::Rng rng(62);
+  const std::int64_t length = 32, separator = length - 8 - 1;
+  const Batch batch = make_task("selcopy")->sample(500, length, rng);
+  for (std::int64_t t = 0; t < separator; ++t) {
+    std::int64_t letters = 0;
+    for (std::int64_t b = 0; b < 500; ++b) letters += at(batch.inputs, b, t) != kBlank;
+    EXPECT_GT(letters, 0) << "t=" << t;
+    EXPECT_LT(letters, 500) << "t=" << t;
+  }
+}
+
+TEST(Tasks, SelCopyTokensAreLettersBlankAndSeparator) {
+  const auto task = make_task("selcopy");
+  ASSERT_EQ(task->vocab_size(), 28);
+  EXPECT_EQ(task->token_text(0), "A");
+  EXPECT_EQ(task->token_text(25), "Z");
+  EXPECT_EQ(task->token_text(kBlank), "_");
+  EXPECT_EQ(task->token_text(kSeparator), "sep");
+  EXPECT_THROW(task->token_text(28), ag::Error);
+  EXPECT_EQ(task->min_length(), 17);
+  EXPECT_EQ(make_task("selcopy", {{"count", "3"}})->min_length(), 7);
+}
+
+TEST(Tasks, SelCopyRejectsShortLengthsAndBadCounts) {
+  ag::Rng rng(0);
+  expect_error_mentioning([&] { make_task("selcopy")->sample(2, 16, rng); },
+                          {"selcopy", "16", "minimum is 17"});
+  for (const char* bad : {"0", "-1", "1001", "2.5", "x", ""}) {
+    SCOPED_TRACE(bad);
+    const std::string quoted = std::string("'").append(bad).append("'");
+    expect_error_mentioning(
+        [&] {
+          make_task("selcopy", {{"count", bad}});
+        },
+        {"selcopy", "option count", "from 1 to 1000", quoted});
+  }
+}
+
+// ----- Counting -----
+
+namespace {
+
+constexpr std::int64_t kMaxValue = 10, kSet = 11, kIncrement = 12, kPass = 13, kPrint = 14,
+                       kFirstVariable = 15;
+
+// Runs the program of row b (every token but the last two) and returns the value of the
+// variable that print names; fails the test on a token out of place.
+std::int64_t replay(const Batch& batch, std::int64_t b, std::int64_t variables) {
+  const std::int64_t length = batch.inputs.shape[1];
+  std::map<std::int64_t, std::int64_t> value;
+  for (std::int64_t t = 0; t < length - 2;) {
+    const std::int64_t token = at(batch.inputs, b, t);
+    if (token == kPass) {
+      ++t;
+      continue;
+    }
+    const std::int64_t variable = token - kFirstVariable;
+    EXPECT_TRUE(variable >= 0 && variable < variables) << "b=" << b << " t=" << t;
+    const std::int64_t op = at(batch.inputs, b, t + 1);
+    if (op == kSet) {
+      value[variable] = 0;
+    } else {
+      EXPECT_EQ(op, kIncrement) << "b=" << b << " t=" << t + 1;
+      EXPECT_TRUE(value.count(variable)) << "an increment before a set at b=" << b << " t=" << t;
+      EXPECT_LT(++value[variable], kMaxValue + 1) << "b=" << b << " t=" << t;
+    }
+    t += 2;
+  }
+  EXPECT_EQ(at(batch.inputs, b, length - 2), kPrint) << "b=" << b;
+  const std::int64_t asked = at(batch.inputs, b, length - 1) - kFirstVariable;
+  EXPECT_TRUE(value.count(asked)) << "print names a variable never set at b=" << b;
+  return value.count(asked) ? value[asked] : kIgnore;
+}
+
+}  // namespace
+
+TEST(Tasks, CountingTargetIsTheValueTheProgramLeaves) {
+  for (std::int64_t variables : {1, 3, 8})
+    for (std::int64_t length : {4, 5, 32, 129}) {
+      SCOPED_TRACE(std::to_string(variables) + " variables, length " + std::to_string(length));
+      const auto task = make_task("counting", {{"vars", std::to_string(variables)}});
+      ag::Rng rng(71);
+      const Batch batch = task->sample(kBatch, length, rng);
+      for (std::int64_t b = 0; b < kBatch; ++b) {
+        for (std::int64_t t = 0; t + 1 < length; ++t)
+          ASSERT_EQ(at(batch.targets, b, t), kIgnore) << "b=" << b << " t=" << t;
+        EXPECT_EQ(at(batch.targets, b, length - 1), replay(batch, b, variables)) << "b=" << b;
+      }
+    }
+}
+
+TEST(Tasks, CountingStatementsFollowThePapersWeights) {
+  // Statements after the first (always a set) are drawn set 1, pass 50, increment 7 of 58. An
+  // increment past 10 is redrawn; at length 32 (about 25 statements) that almost never happens.
+  ag::Rng rng(72);
+  const std::int64_t length = 32, sequences = 1000;
+  const Batch batch = make_task("counting")->sample(sequences, length, rng);
+  std::map<std::int64_t, double> statements;  // each statement has one of these three tokens
+  std::set<std::int64_t> answers;
+  for (std::int64_t b = 0; b < sequences; ++b) {
+    for (std::int64_t t = 2; t < length - 3; ++t)  // the last one may be a pass that fills a gap
+      ++statements[at(batch.inputs, b, t)];
+    answers.insert(at(batch.targets, b, length - 1));
+  }
+  const double all = statements[kPass] + statements[kSet] + statements[kIncrement];
+  EXPECT_NEAR(statements[kSet] / all, 1.0 / 58, 0.005);
+  EXPECT_NEAR(statements[kPass] / all, 50.0 / 58, 0.015);
+  EXPECT_NEAR(statements[kIncrement] / all, 7.0 / 58, 0.015);
+  EXPECT_GE(answers.size(), 6u);  // many values are asked for, not just 0
+  // A long program reaches the paper's largest value, 10 (the replay test: never more).
+  const Batch long_programs = make_task("counting")->sample(64, 512, rng);
+  std::int64_t largest = 0;
+  for (std::int64_t b = 0; b < 64; ++b)
+    largest = std::max(largest, at(long_programs.targets, b, 511));
+  EXPECT_EQ(largest, kMaxValue);
+}
+
+TEST(Tasks, CountingTokensAreValuesWordsAndVariables) {
+  for (const char* variables : {"1", "3", "8"}) {
+    const auto task = make_task("counting", {{"vars", variables}});
+    ASSERT_EQ(task->vocab_size(), 23) << variables;  // the same for every option
+    EXPECT_EQ(task->token_text(0), "0");
+    EXPECT_EQ(task->token_text(kMaxValue), "10");
+    EXPECT_EQ(task->token_text(kSet), "=0");
+    EXPECT_EQ(task->token_text(kIncrement), "++");
+    EXPECT_EQ(task->token_text(kPass), "pass");
+    EXPECT_EQ(task->token_text(kPrint), "print");
+    EXPECT_EQ(task->token_text(kFirstVariable), "a");
+    EXPECT_EQ(task->token_text(22), "h");
+    EXPECT_THROW(task->token_text(23), ag::Error);
+  }
+}
+
+TEST(Tasks, CountingRejectsShortLengthsAndBadVariableCounts) {
+  ag::Rng rng(0);
+  expect_error_mentioning([&] { make_task("counting")->sample(2, 3, rng); },
+                          {"counting", "3", "minimum is 4"});
+  for (const char* bad : {"0", "9", "-3", "x", "", "2.0"}) {
+    SCOPED_TRACE(bad);
+    const std::string quoted = std::string("'").append(bad).append("'");
+    expect_error_mentioning(
+        [&] {
+          make_task("counting", {{"vars", bad}});
+        },
+        {"counting", "option vars", "from 1 to 8", quoted});
+  }
 }
 
 // ----- CharLM -----

@@ -238,6 +238,7 @@ void add_eval_command(CLI::App& app) {
     for (auto length : lengths) {
       ag::check(length >= trainer->task().min_length() && length <= 100000, "eval", "length ",
                 length, " is outside ", trainer->task().min_length(), " .. 100000");
+      trainer->task().check_length(length);
       check_memory(trainer->config(), trainer->config().model.vocab, length);
     }
     const auto results =
@@ -288,6 +289,7 @@ void add_heatmap_command(CLI::App& app) {
     ag::check(length >= trainer->task().min_length() && length <= kLongestHeatmap, "heatmap",
               "--length ", length, " is outside ", trainer->task().min_length(), " .. ",
               kLongestHeatmap);
+    trainer->task().check_length(length);
     require_memory(
         estimated_heatmap_bytes(trainer->config(), trainer->config().model.vocab, length),
         "drawing the attention at length " + std::to_string(length));

@@ -40,6 +40,34 @@ TEST(Cli, ListNamesEncodingsAndTasks) {
   EXPECT_NE(o.output.find("none"), std::string::npos);
   EXPECT_NE(o.output.find("shiftk"), std::string::npos);
   EXPECT_NE(o.output.find("alternating"), std::string::npos);
+  for (const char* line :
+       {"flipflop     flipflop: ", "selcopy      selcopy: ", "counting     counting: "})
+    EXPECT_NE(o.output.find(line), std::string::npos) << line;
+}
+
+// Chapter 10's tasks have vocabularies of their own (5, 28 and 23 tokens): the model is sized
+// from the task, and eval and heatmap rebuild it so from the checkpoint.
+TEST(Cli, TasksWithTheirOwnVocabularyTrainAndEvaluate) {
+  for (const std::string task :
+       {"flipflop", "selcopy --task-option count=3", "counting --task-option vars=2"}) {
+    SCOPED_TRACE(task);
+    const std::string dir = temp_dir("vocab_" + task.substr(0, task.find(' ')));
+    const Outcome train = run(pe_test::kTinyTrain + " --task " + task + " --out " + dir);
+    ASSERT_EQ(train.exit_code, 0) << train.output;
+    const Outcome eval = run("eval " + dir + "/checkpoint.agt --lengths 8,16 --json");
+    ASSERT_EQ(eval.exit_code, 0) << eval.output;
+    const auto accuracies = nlohmann::json::parse(eval.output);
+    ASSERT_TRUE(accuracies.contains("8") && accuracies.contains("16"));
+    EXPECT_GT(accuracies["16"]["scored_tokens"].get<int>(), 0);
+    EXPECT_EQ(run("heatmap " + dir + "/checkpoint.agt --out " + dir + "/h.png").exit_code, 0);
+    if (task != "flipflop") continue;
+    // A length against the task's own rule is refused before any evaluation.
+    expect_one_line_error(run("eval " + dir + "/checkpoint.agt --lengths 8,9"),
+                          "task flipflop needs an even length (instruction-bit pairs), got 9");
+    expect_one_line_error(
+        run("heatmap " + dir + "/checkpoint.agt --length 9 --out " + dir + "/h9.png"),
+        "needs an even length");
+  }
 }
 
 namespace {

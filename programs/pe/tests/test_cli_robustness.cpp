@@ -77,6 +77,18 @@ TEST(CliRobustness, BadInputsAreRefusedInOneLineBeforeAnyWork) {
       {"--task charlm --task-option corpus=/dev/zero", "is not a regular file"},
       {"--task charlm --task-option corpus=" + fifo, "is not a regular file"},
       {"--task charlm --task-option corpus=" + dir, "is not a regular file"},
+      {"--task flipflop --task-option ignore=1.5",
+       "task flipflop: option ignore must be a number p with 0 <= p < 1, got '1.5'"},
+      {"--task flipflop --task-option bogus=1",
+       "task flipflop has no option 'bogus' (it accepts: ignore)"},
+      {"--task selcopy --task-option count=0",
+       "task selcopy: option count must be an integer from 1 to 1000, got '0'"},
+      {"--task counting --task-option vars=9",
+       "task counting: option vars must be an integer from 1 to 8, got '9'"},
+      // A task's own length rules, for training and evaluation alike, before any step.
+      {"--task flipflop --length 9", "task flipflop needs an even length"},
+      {"--task flipflop --eval-lengths 8,9", "task flipflop needs an even length"},
+      {"--task selcopy --length 16", "task selcopy cannot make sequences of length 16"},
   };
   for (const auto& bad : cases) {
     // Options given twice are an error of their own: the case's value replaces the default.
