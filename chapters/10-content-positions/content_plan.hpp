@@ -38,10 +38,14 @@ struct OutOfDistribution {
   std::map<std::string, std::string> options;  ///< the options that differ from training's
 };
 // Liu et al.'s two Flip-Flop test sets: sparse (98% ignore instructions, long gaps between a
-// write and its read) and dense (10%); training draws 80%.
+// write and its read) and dense (10%); training draws 80%. Counting with more variables than
+// training's three (as the CoPE paper tests), and selective copy with more letters to copy
+// than training's eight.
 inline const std::vector<OutOfDistribution> kOutOfDistribution = {
     {"flipflop, sparse", "flipflop", {{"ignore", "0.98"}}},
     {"flipflop, dense", "flipflop", {{"ignore", "0.1"}}},
+    {"counting, 5 variables", "counting", {{"vars", "5"}}},
+    {"selcopy, 12 letters", "selcopy", {{"count", "12"}}},
 };
 // [content-plan]
 
