@@ -154,7 +154,8 @@ Tensor gather_interpolated(const Tensor& table, const Tensor& positions) {
   dispatch(table.dtype(), [&](auto t) {
     using T = decltype(t);
     const T* p = positions.data<T>();
-    for (std::int64_t i = 0; i < positions.numel(); ++i)
+    const std::int64_t count = positions.numel();
+    for (std::int64_t i = 0; i < count; ++i)
       check(!std::isnan(p[i]), op, "position ", i, " (row ", i / K, ", slot ", i % K, ") is NaN");
     T* o = out.data<T>();
     for (std::int64_t r = 0; r < rows; ++r) {

@@ -17,9 +17,11 @@ const char* dtype_name(Dtype dtype) { return dtype == Dtype::f32 ? "float32" : "
 std::int64_t numel(const Shape& shape) {
   std::int64_t n = 1;
   for (auto extent : shape)
-    // a shape read from a file or a command line must not wrap around to a small count
-    check(extent >= 0 && !__builtin_mul_overflow(n, extent, &n), "numel", "shape ",
-          shape_string(shape), extent < 0 ? " has a negative extent" : " has too many elements");
+    // a shape read from a file or a command line must not wrap around to a small count (the
+    // message is built only on failure: numel runs in loop conditions)
+    if (extent < 0 || __builtin_mul_overflow(n, extent, &n))
+      throw Error("numel: shape " + shape_string(shape) +
+                  (extent < 0 ? " has a negative extent" : " has too many elements"));
   return n;
 }
 
