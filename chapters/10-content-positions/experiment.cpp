@@ -44,10 +44,15 @@ constexpr const char* kAbout =
 
 // The held-out sequences whose gates the probes average (at the training length).
 constexpr std::int64_t kProbeSequences = 64;
-// Held-out sequences of the content tasks at every length. Counting scores one token per
-// sequence, and a sparse Flip-Flop sequence few more, so these tasks are measured by sequences,
-// not by tokens as chapter 8's are (there 1,024 tokens at 512 would be two sequences).
-constexpr std::int64_t kContentSequences = 256;
+// Held-out sequences of the content tasks at a length. Counting scores one token per sequence,
+// and a sparse Flip-Flop sequence few more, so these tasks are measured by sequences, not by
+// tokens as chapter 8's are (there 1,024 tokens at 512 would be two sequences): 8,192 tokens, and
+// at least 64 sequences (256 at 32, 64 from 128 on).
+constexpr std::int64_t kContentTokens = 8192;
+constexpr std::int64_t kContentMinSequences = 64;
+std::int64_t content_sequences(std::int64_t length) {
+  return std::max(kContentMinSequences, kContentTokens / length);
+}
 
 bool is_content(const std::string& task) {
   return std::find(kContentTasks.begin(), kContentTasks.end(), task) != kContentTasks.end();
@@ -71,15 +76,15 @@ struct Experiment {
   std::map<std::string, std::unique_ptr<pe::Trainer>> seed1_models = {};
 };
 
-// The model on `sequences` held-out sequences of a task (its own or a variant) at every length
-// (an ag::Error at a length, such as a table too short, recorded as chapter 8 records it).
+// The model on content_sequences(length) held-out sequences of a task (its own or a variant) at
+// every length (an ag::Error at a length, such as a table too short, recorded as chapter 8
+// records it).
 std::vector<pe::LengthResult> evaluate_sequences(pe::Trainer& trainer, const pe::Task& task,
-                                                 const std::vector<std::int64_t>& lengths,
-                                                 std::int64_t sequences) {
+                                                 const std::vector<std::int64_t>& lengths) {
   std::vector<pe::LengthResult> results;
   for (const std::int64_t length : lengths) {
     try {
-      const pe::Evaluation e = trainer.evaluate(task, length, sequences);
+      const pe::Evaluation e = trainer.evaluate(task, length, content_sequences(length));
       results.push_back({length, true, e.accuracy, e.loss, e.loss / std::log(2.0), e.scored, {}});
     } catch (const ag::Error& error) {
       results.push_back(pe::refused_length(length, error));
@@ -105,7 +110,7 @@ void evaluate_runs(Experiment& e, const std::vector<ContentRun>& plan,
       for (auto L : e.lengths)
         at_lengths.push_back(pe::held_out_bits(trainer->model(), e.held_out, L, kScoredCharacters));
     } else if (is_content(c.task)) {
-      at_lengths = evaluate_sequences(*trainer, trainer->task(), e.lengths, kContentSequences);
+      at_lengths = evaluate_sequences(*trainer, trainer->task(), e.lengths);
     } else {
       at_lengths = pe::evaluate_past_training(*trainer, e.lengths, kSyntheticTokens);
     }
@@ -116,7 +121,7 @@ void evaluate_runs(Experiment& e, const std::vector<ContentRun>& plan,
     for (const OutOfDistribution& set : kOutOfDistribution) {
       if (set.task != c.task) continue;
       const auto variant = pe::make_task(set.task, set.options);
-      const auto results = evaluate_sequences(*trainer, *variant, e.lengths, kContentSequences);
+      const auto results = evaluate_sequences(*trainer, *variant, e.lengths);
       e.summary["runs"][set.name][row.name][seed] = {{"results", results_json(results)}};
       e.results[set.name][row.name].push_back(results);
     }
@@ -134,8 +139,9 @@ std::string what_is_shown(const Experiment& e, const std::string& set) {
   if (std::find(kLengthTasks.begin(), kLengthTasks.end(), set) != kLengthTasks.end())
     return "held-out token accuracy (" + std::to_string(kSyntheticTokens) +
            " tokens at each length), " + over;
-  return "held-out accuracy over the scored tokens of " + std::to_string(kContentSequences) +
-         " sequences at each length, " + over;
+  return "held-out accuracy over the scored tokens of " + std::to_string(kContentTokens) +
+         " tokens' worth of sequences at each length (at least " +
+         std::to_string(kContentMinSequences) + " sequences), " + over;
 }
 
 // A file name for a set: "flipflop, sparse" -> "flipflop-sparse".
