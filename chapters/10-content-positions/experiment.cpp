@@ -156,7 +156,37 @@ std::string file_name(const std::string& set) {
   return name;
 }
 
-// A task's (or an out-of-distribution set's) table and figure.
+// The task (or out-of-distribution set) of a table, with its options.
+std::unique_ptr<pe::Task> task_of(const std::string& set) {
+  for (const OutOfDistribution& ood : kOutOfDistribution)
+    if (ood.name == set) return pe::make_task(ood.task, ood.options);
+  return pe::make_task(set);
+}
+
+// What answering without reading would score: at each length, the share of the scored targets of
+// a run's held-out set (the same sequences its evaluation reads, for each seed) that equal the
+// most frequent one. A bound on guessing from the answers' distribution alone.
+std::vector<std::vector<pe::LengthResult>> most_frequent_answer(const Experiment& e,
+                                                                const pe::Task& task) {
+  std::vector<std::vector<pe::LengthResult>> seeds;
+  for (std::int64_t s = 0; s < e.seeds; ++s) {
+    std::vector<pe::LengthResult> at;
+    for (const std::int64_t length : e.lengths) {
+      const pe::Batch batch =
+          task.held_out(content_sequences(length), length, e.options.seed + std::uint64_t(s));
+      std::map<std::int64_t, std::int64_t> counts;
+      std::int64_t scored = 0, most = 0;
+      for (const std::int64_t target : batch.targets.values)
+        if (target != pe::kIgnore) most = std::max(most, ++counts[target]), ++scored;
+      at.push_back({length, true, double(most) / double(scored), 0, 0, scored, {}});
+    }
+    seeds.push_back(at);
+  }
+  return seeds;
+}
+
+// A task's (or an out-of-distribution set's) table and figure; the content tasks' tables end
+// with the most frequent answer's share.
 void write_table(Experiment& e, const std::string& set) {
   const bool text = is_text(set);
   std::string table = pe::length_table_header({"encoding", "chapter"}, e.lengths, kTrainLength);
@@ -166,6 +196,14 @@ void write_table(Experiment& e, const std::string& set) {
     e.summary["means"][set][row.name] = r.summary;
     table += "| " + row.name + " | " + row.chapter + " |" + r.cells + "\n";
     rows.push_back({row.name, r.means});
+  }
+  const bool content =
+      std::find(kLengthTasks.begin(), kLengthTasks.end(), set) == kLengthTasks.end();
+  if (content) {
+    const pe::RowOverSeeds r =
+        pe::row_over_seeds(most_frequent_answer(e, *task_of(set)), e.lengths, false);
+    e.summary["means"][set]["most frequent answer"] = r.summary;
+    table += "| most frequent answer | - |" + r.cells + "\n";
   }
   e.summary["tables"][set] = pe::split_lines(table);
   e.tables += "\n" + set + ": " + what_is_shown(e, set) + "\n\n" + table;
@@ -204,12 +242,15 @@ json by_token_json(const pe::Task& task, const std::vector<std::vector<double>>&
   return heads;
 }
 
-// The columns of a probe table: one per token, but the 26 letters (selective copy's) as one
-// column "A..Z", whose value is their mean.
-std::vector<std::pair<std::string, std::vector<std::int64_t>>> token_columns(const pe::Task& task) {
+// The columns of a probe table: one per token that occurs, but the 26 letters (selective copy's)
+// as one column "A..Z", whose value is their mean.
+std::vector<std::pair<std::string, std::vector<std::int64_t>>> token_columns(
+    const pe::Task& task, const ag::Indices& inputs) {
   std::vector<std::pair<std::string, std::vector<std::int64_t>>> columns;
   std::vector<std::int64_t> letters;
   for (std::int64_t v = 0; v < task.vocab_size(); ++v) {
+    // only the tokens that occur as inputs (counting's values are only ever answers)
+    if (std::find(inputs.values.begin(), inputs.values.end(), v) == inputs.values.end()) continue;
     const std::string text = task.token_text(v);
     if (text.size() == 1 && text[0] >= 'A' && text[0] <= 'Z')
       letters.push_back(v);
@@ -238,7 +279,7 @@ void write_probes(Experiment& e) {
     const auto task = pe::make_task(task_name);
     const pe::Batch batch = task->held_out(kProbeSequences, kTrainLength, e.options.seed + 1000);
     const std::int64_t V = task->vocab_size();
-    const auto columns = token_columns(*task);
+    const auto columns = token_columns(*task, batch.inputs);
     std::string table = "| encoding | layer | head | spread |";
     std::string rule = "|---|---|---|---|";
     for (const auto& column : columns) {

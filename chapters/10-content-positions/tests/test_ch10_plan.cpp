@@ -52,6 +52,12 @@ TEST_F(ContentPlan, EveryRowTrainsEveryTaskAndSeedInAFolderOfItsOwn) {
     }
   }
   EXPECT_EQ(folders.size(), plan.size());
+  // each run's vocabulary is its task's, as the trainer records it, so a finished run is reused
+  for (const ContentRun& p : plan) {
+    if (p.run.config.task == "charlm") continue;
+    EXPECT_EQ(p.run.config.model.vocab, make_task(p.run.config.task)->vocab_size())
+        << p.run.out_dir;
+  }
   EXPECT_EQ(plan[kRows.size() * tasks - 1].run.config.seed, 1u);  // seed by seed
   EXPECT_EQ(plan[kRows.size() * tasks].run.config.seed, 2u);
   // chapter 8's tasks train chapter 8's configuration of a two-layer row
