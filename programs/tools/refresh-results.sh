@@ -32,10 +32,13 @@ fi
 programs/tools/results.py import-table results/table/table.md results/table/table.json \
   lab/results/table.json
 cp results/table/lengths.json lab/results/lengths.json
-# Part II's encodings on the same reference tasks: chapter 9 quotes them.
-"$build/pe" table --part 2 --reuse --jobs 2 --out results/table-part2
+# Part II's encodings on the same reference tasks, chapter by chapter: each quotes its own.
+"$build/pe" table --encodings kerple,fire,dpb,xpos --reuse --jobs 2 --out results/table-part2
 programs/tools/results.py import-table results/table-part2/table.md results/table-part2/table.json \
   chapters/09-learned-distance/results/table.json
+"$build/pe" table --encodings cope,fox --reuse --jobs 2 --out results/table-ch10
+programs/tools/results.py import-table results/table-ch10/table.md results/table-ch10/table.json \
+  chapters/10-content-positions/results/table.json
 
 # copy <table run> <chapter run folder>: the table's run, where the chapter's experiment looks.
 copy() {
