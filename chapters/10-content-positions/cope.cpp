@@ -12,8 +12,8 @@ using ag::Tensor;
 Tensor cope_gates(const Tensor& scores, const Positions& q_positions) {
   ag::check(scores.dim() == 4, "cope", "expected scores [B, H, Tq, Tk], got ",
             ag::shape_string(scores.shape()));
-  const Tensor hidden = causal_mask(scores.size(2), scores.size(3), q_positions, scores.dtype());
   // TASK 10.1 begin: CoPE's gates and positions
+  const Tensor hidden = causal_mask(scores.size(2), scores.size(3), q_positions, scores.dtype());
   return ag::masked_fill(ag::sigmoid(scores), hidden, 0.0);
   // TASK 10.1 end
 }
