@@ -67,7 +67,8 @@
 
   /// A matrix as coloured cells. d: {rows, cols, values (row-major), min, max, diverging,
   /// title, xLabel, yLabel, numbers (write each value in its cell when there is room),
-  /// rowLabels, colLabels}.
+  /// rowLabels, colLabels}. A value that is not a finite number (NaN for a masked cell) is
+  /// drawn grey, without a number.
   function heatmap(canvas, d) {
     const {g, width, height} = prepare(canvas);
     const left = 44, top = d.title ? 22 : 8, right = 64, bottom = 34;
@@ -103,6 +104,7 @@
       for (let i = 0; i < d.rows; i++)
         for (let j = 0; j < d.cols; j++) {
           const v = d.values[i * d.cols + j], t = (v - min) / (max - min);
+          if (!Number.isFinite(v)) continue;  // a grey cell (masked, say) has no number
           g.fillStyle = d.diverging ? (Math.abs(t - 0.5) > 0.3 ? "#fff" : "#111") : (t > 0.6 ? "#111" : "#fff");
           g.fillText(format(v), left + (j + 0.5) * cw, top + (i + 0.5) * ch);
         }
