@@ -14,8 +14,8 @@ namespace pe::live {
 namespace {
 
 constexpr auto f64 = ag::Dtype::f64;
-constexpr std::int64_t kLongest = 32;    // tokens: a matrix the page can still label
-constexpr double kSharpest = 50;         // sigmoid(50) is 1 to 2e-22: as open as a gate gets
+constexpr std::int64_t kLongest = 32;  // tokens: a matrix the page can still label
+constexpr double kSharpest = 50;       // sigmoid(50) is 1 to 2e-22: as open as a gate gets
 
 bool printable(const std::string& text) {
   for (char c : text)
@@ -42,8 +42,8 @@ nlohmann::json content_gates(const nlohmann::json& request) {
   const std::string text = request.at("text").get<std::string>();
   const std::string chosen = request.at("chosen").get<std::string>();
   const auto T = static_cast<std::int64_t>(text.size());
-  ag::check(T >= 1 && T <= kLongest, "content_gates", "the text has ", T,
-            " characters; type 1 to ", kLongest);
+  ag::check(T >= 1 && T <= kLongest, "content_gates", "the text has ", T, " characters; type 1 to ",
+            kLongest);
   ag::check(printable(text) && printable(chosen), "content_gates",
             "the text and the chosen characters must be printable ASCII (one token each)");
   const double s = request.at("sharpness").get<double>();
@@ -78,18 +78,17 @@ nlohmann::json content_gates(const nlohmann::json& request) {
   const double b = std::log(f_other / (1 - f_other));
   const auto constant = ForgettingGateEncoding(1, 1, b, f64).inspect(T);
 
-  return {{"length", T},
-          {"tokens", tokens},
-          {"chosen", open},
-          {"cope",
-           {{"gates", key_gates},
-            {"positions", positions.to_vector()},
-            {"count", count.to_vector()}}},
-          {"fox", {{"log_f", log_f}, {"sums", sums.to_vector()}, {"bias", bias.to_vector()}}},
-          {"alibi",
-           {{"bias_init", b},
-            {"slope", constant.at(0).second.to_vector().at(0)},
-            {"bias", constant.at(1).second.to_vector()}}}};
+  return {
+      {"length", T},
+      {"tokens", tokens},
+      {"chosen", open},
+      {"cope",
+       {{"gates", key_gates}, {"positions", positions.to_vector()}, {"count", count.to_vector()}}},
+      {"fox", {{"log_f", log_f}, {"sums", sums.to_vector()}, {"bias", bias.to_vector()}}},
+      {"alibi",
+       {{"bias_init", b},
+        {"slope", constant.at(0).second.to_vector().at(0)},
+        {"bias", constant.at(1).second.to_vector()}}}};
 }
 
 }  // namespace pe::live

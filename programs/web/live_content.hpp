@@ -12,7 +12,8 @@ namespace pe::live {
 /// request {"text": 1 .. 32 printable ASCII characters (one token each),
 ///          "chosen": the characters whose gates the reader sets (a letter matches either case),
 ///          "sharpness": s in [0, 50]: CoPE's score q_i . k_j / sqrt(D) is +s for every query on a
-///                       chosen key and -s on another, so its gates are sigmoid(+s) and sigmoid(-s),
+///                       chosen key and -s on another, so its gates are sigmoid(+s) and
+///                       sigmoid(-s),
 ///          "f_chosen", "f_other": the forgetting gate's f on a chosen token and on the others,
 ///                       each strictly between 0 and 1}
 /// -> {"length": T, "tokens": [T one-character strings], "chosen": [T booleans],
