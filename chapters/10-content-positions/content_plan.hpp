@@ -23,8 +23,8 @@ struct Row {
   std::string chapter;   ///< the chapter that adds it
 };
 inline const std::vector<Row> kRows = {
-    {"none", "none", "7"},  {"rope", "rope", "5"}, {"alibi", "alibi", "6"},
-    {"fire", "fire", "9"},  {"cope", "cope", "10"}, {"fox", "fox", "10"},
+    {"none", "none", "7"}, {"rope", "rope", "5"},  {"alibi", "alibi", "6"},
+    {"fire", "fire", "9"}, {"cope", "cope", "10"}, {"fox", "fox", "10"},
 };
 // The tasks where what counts is content: Flip-Flop (the last written bit, however many
 // ignore instructions lie between), selective copy (the letters among blanks, in order) and

@@ -14,8 +14,8 @@ void register_ch10_encodings() {
        {"npos"},
        [](const EncodingSpec& spec, ag::Rng&) {
          // A count runs from 0 to T: the official default is the training length + 1.
-         const std::int64_t npos = integer_option(spec, "cope", "npos", spec.max_length + 1, 2,
-                                                  kLargestTableOption);
+         const std::int64_t npos =
+             integer_option(spec, "cope", "npos", spec.max_length + 1, 2, kLargestTableOption);
          return std::make_shared<CopeEncoding>(npos, head_width_of(spec, "cope"), spec.dtype);
        }});
   register_encoding({"fox",

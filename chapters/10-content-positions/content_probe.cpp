@@ -24,8 +24,8 @@ std::vector<std::vector<double>> means(const std::vector<std::vector<double>>& s
   std::vector<std::vector<double>> out = sums;
   for (std::size_t h = 0; h < out.size(); ++h)
     for (std::size_t v = 0; v < out[h].size(); ++v)
-      out[h][v] = counts[h][v] > 0 ? sums[h][v] / counts[h][v]
-                                   : std::numeric_limits<double>::quiet_NaN();
+      out[h][v] =
+          counts[h][v] > 0 ? sums[h][v] / counts[h][v] : std::numeric_limits<double>::quiet_NaN();
   return out;
 }
 

@@ -111,7 +111,8 @@ void evaluate_runs(Experiment& e, const std::vector<ContentRun>& plan,
     }
     const std::string seed = "seed " + std::to_string(c.seed);
     e.summary["runs"][c.task][row.name][seed] = {
-        {"train_seconds", finished[r].summary.train_seconds}, {"results", results_json(at_lengths)}};
+        {"train_seconds", finished[r].summary.train_seconds},
+        {"results", results_json(at_lengths)}};
     e.results[c.task][row.name].push_back(at_lengths);
     for (const OutOfDistribution& set : kOutOfDistribution) {
       if (set.task != c.task) continue;
@@ -243,11 +244,10 @@ void write_probes(Experiment& e) {
       pe::Decoder& model = e.seed1_models.at(task_name + "/" + name)->model();
       for (std::int64_t layer = 0; layer < std::int64_t(model.blocks.size()); ++layer) {
         const auto by_token =
-            name == "cope"
-                ? pe::mean_gate_by_key_token(pe::cope_gates_of(model, batch.inputs, layer),
-                                             batch.inputs, V)
-                : pe::mean_keep_by_token(pe::forget_logs_of(model, batch.inputs, layer),
-                                         batch.inputs, V);
+            name == "cope" ? pe::mean_gate_by_key_token(
+                                 pe::cope_gates_of(model, batch.inputs, layer), batch.inputs, V)
+                           : pe::mean_keep_by_token(pe::forget_logs_of(model, batch.inputs, layer),
+                                                    batch.inputs, V);
         const auto [head, spread] = most_selective(by_token);
         e.summary["probes"][task_name][name]["layer " + std::to_string(layer + 1)] = {
             {"by_token", by_token_json(*task, by_token)},
@@ -271,10 +271,10 @@ void write_probes(Experiment& e) {
     const std::int64_t last = std::int64_t(cope.blocks.size()) - 1;
     const ag::Indices one{{batch.inputs.values.begin(), batch.inputs.values.begin() + kTrainLength},
                           {1, kTrainLength}};
-    const auto head = std::int64_t(
-        e.summary["probes"][task_name]["cope"]["layer " + std::to_string(last + 1)]
-                 ["most_selective_head"]
-                     .get<std::size_t>());
+    const auto head =
+        std::int64_t(e.summary["probes"][task_name]["cope"]["layer " + std::to_string(last + 1)]
+                              ["most_selective_head"]
+                                  .get<std::size_t>());
     const ag::Tensor gates = pe::cope_gates_of(cope, one, last);
     const ag::Tensor positions = pe::cope_positions(gates);
     cope.capture_attention(true);

@@ -52,13 +52,13 @@ Tensor ForgettingGatePositions::content_bias(const Tensor& scores, const Tensor&
                                              const Positions& queries, CacheSlot* cached) const {
   (void)queries;  // the decay counts gates, not positions
   const Tensor log_f = log_forget(x);
-  ag::check(scores.dim() == 4 && scores.size(1) == log_f.size(1) &&
-                scores.size(2) == log_f.size(2),
+  ag::check(scores.dim() == 4 && scores.size(1) == log_f.size(1) && scores.size(2) == log_f.size(2),
             "fox", "expected scores [B, ", log_f.size(1), ", ", log_f.size(2), ", Tk], got ",
             ag::shape_string(scores.shape()));
   const bool continues = cached && cached->tensor.defined();
   // With a cache, the new tokens' sums continue from the last cached one.
-  const Tensor before = continues ? ag::slice(cached->tensor, 2, -1, cached->tensor.size(2)) : Tensor();
+  const Tensor before =
+      continues ? ag::slice(cached->tensor, 2, -1, cached->tensor.size(2)) : Tensor();
   const Tensor query_sums = forgetting_sums(log_f, before);
   const Tensor key_sums = continues ? ag::concat({cached->tensor, query_sums}, 2) : query_sums;
   ag::check(key_sums.size(2) == scores.size(3), "fox", "the scores have ", scores.size(3),

@@ -105,8 +105,8 @@ TEST(Ch10Cope, OpenGatesGiveTheLogitsOfALearnedRelativeEncoding) {
   for (std::int64_t d = -k; d <= 0; ++d)  // row d + k holds e[1 - d]; rows after 0 stay unused
     for (std::int64_t c = 0; c < D; ++c) rows[(d + k) * D + c] = e.at({1 - d, c});
   const Tensor table = ag::from_vector(rows, {2 * k + 1, D}, f64);
-  const Tensor shaw = ag::mul(shaw_key_term(q, table, shaw_clipped_index(T, T, 0, k)),
-                              1.0 / std::sqrt(double(D)));
+  const Tensor shaw =
+      ag::mul(shaw_key_term(q, table, shaw_clipped_index(T, T, 0, k)), 1.0 / std::sqrt(double(D)));
   for (std::int64_t b = 0; b < 2; ++b)
     for (std::int64_t h = 0; h < 2; ++h)
       for (std::int64_t i = 0; i < T; ++i)
@@ -245,11 +245,10 @@ TEST(Ch10Fox, TheCacheKeepsTheRunningSum) {
   const Tensor full = part.content_bias(ag::zeros({1, H, T, T}, f64), x, 0, nullptr);
   CacheSlot slot;
   for (std::int64_t t = 0; t < T; ++t) {
-    const Tensor row = part.content_bias(ag::zeros({1, H, 1, t + 1}, f64),
-                                         ag::slice(x, 1, t, t + 1), t, &slot);
+    const Tensor row =
+        part.content_bias(ag::zeros({1, H, 1, t + 1}, f64), ag::slice(x, 1, t, t + 1), t, &slot);
     ASSERT_EQ(slot.tensor.shape(), (ag::Shape{1, H, t + 1}));
-    EXPECT_LT(max_abs_difference(row, ag::slice(ag::slice(full, 2, t, t + 1), 3, 0, t + 1)),
-              1e-14);
+    EXPECT_LT(max_abs_difference(row, ag::slice(ag::slice(full, 2, t, t + 1), 3, 0, t + 1)), 1e-14);
   }
   EXPECT_LT(max_abs_difference(slot.tensor, forgetting_sums(part.log_forget(x))), 1e-14);
   // A call whose scores do not match the tokens seen is refused, and the slot is left as it was.
@@ -329,8 +328,8 @@ TEST(Ch10Registry, RegisteredWithTheirOptions) {
   const auto cope = std::dynamic_pointer_cast<CopeEncoding>(make_small("cope"));
   ASSERT_TRUE(cope);
   EXPECT_EQ(cope->positions(), 33);  // the default training length 32, plus one
-  EXPECT_EQ(std::dynamic_pointer_cast<CopeEncoding>(make_small("cope", {{"npos", "9"}}))->positions(),
-            9);
+  EXPECT_EQ(
+      std::dynamic_pointer_cast<CopeEncoding>(make_small("cope", {{"npos", "9"}}))->positions(), 9);
   const auto fox = std::dynamic_pointer_cast<ForgettingGateEncoding>(make_small("fox"));
   ASSERT_TRUE(fox);
   EXPECT_EQ(fox->bias_init(), 5.0);

@@ -62,8 +62,7 @@ TEST_F(ContentPlan, EveryRowTrainsEveryTaskAndSeedInAFolderOfItsOwn) {
 
 TEST_F(ContentPlan, OutOfDistributionSetsAreTheirTaskWithOtherOptions) {
   for (const OutOfDistribution& set : kOutOfDistribution) {
-    EXPECT_NE(std::find(kContentTasks.begin(), kContentTasks.end(), set.task),
-              kContentTasks.end())
+    EXPECT_NE(std::find(kContentTasks.begin(), kContentTasks.end(), set.task), kContentTasks.end())
         << set.name;
     const auto trained = make_task(set.task), variant = make_task(set.task, set.options);
     EXPECT_EQ(trained->vocab_size(), variant->vocab_size()) << set.name;
@@ -92,7 +91,10 @@ TEST_F(ContentPlan, TheProbeReadsTheGatesTheForwardPassUses) {
   model.to(ag::Dtype::f64);
   const Batch batch = trainer->task().held_out(2, 32, 7);
   model.capture_attention(true);
-  { ag::NoGradGuard no_grad; model.forward(batch.inputs); }
+  {
+    ag::NoGradGuard no_grad;
+    model.forward(batch.inputs);
+  }
   const Tensor captured = model.attention_weights()[1];
   model.capture_attention(false);
   const SelfAttention& attention = model.blocks[1]->attention;
@@ -100,7 +102,8 @@ TEST_F(ContentPlan, TheProbeReadsTheGatesTheForwardPassUses) {
   const Tensor x = attention_input(model, batch.inputs, 1);
   const Tensor q = split_heads(attention.query.forward(x), attention.heads);
   const Tensor k = split_heads(attention.key.forward(x), attention.heads);
-  Tensor scores = ag::mul(ag::matmul_transposed(q, k), 1.0 / std::sqrt(double(attention.head_width)));
+  Tensor scores =
+      ag::mul(ag::matmul_transposed(q, k), 1.0 / std::sqrt(double(attention.head_width)));
   scores = attention.positions->bias(scores, q, k, 0);
   scores = ag::masked_fill(scores, causal_mask(32, 32, 0, ag::Dtype::f64),
                            -std::numeric_limits<double>::infinity());
@@ -114,14 +117,14 @@ TEST_F(ContentPlan, TheProbeReadsTheGatesTheForwardPassUses) {
 TEST_F(ContentPlan, MeansByTokenCountWhatTheyShould) {
   // One sequence [0, 1, 0], one head: the gates of keys 0 and 2 (token 0) and of key 1 (token 1)
   const ag::Indices ids{{0, 1, 0}, {1, 3}};
-  const Tensor gates = ag::from_vector({0.5, 0, 0, 0.1, 0.3, 0, 0.7, 0.2, 0.9}, {1, 1, 3, 3},
-                                       ag::Dtype::f64);
+  const Tensor gates =
+      ag::from_vector({0.5, 0, 0, 0.1, 0.3, 0, 0.7, 0.2, 0.9}, {1, 1, 3, 3}, ag::Dtype::f64);
   const auto gate_means = mean_gate_by_key_token(gates, ids, 3);
   EXPECT_NEAR(gate_means[0][0], (0.5 + 0.1 + 0.7 + 0.9) / 4, 1e-15);
   EXPECT_NEAR(gate_means[0][1], (0.3 + 0.2) / 2, 1e-15);
   EXPECT_TRUE(std::isnan(gate_means[0][2]));  // token 2 never occurs
-  const Tensor log_f = ag::from_vector({std::log(0.5), std::log(0.9), std::log(0.7)}, {1, 1, 3},
-                                       ag::Dtype::f64);
+  const Tensor log_f =
+      ag::from_vector({std::log(0.5), std::log(0.9), std::log(0.7)}, {1, 1, 3}, ag::Dtype::f64);
   const auto keep = mean_keep_by_token(log_f, ids, 3);
   EXPECT_NEAR(keep[0][0], 0.6, 1e-15);
   EXPECT_NEAR(keep[0][1], 0.9, 1e-15);
