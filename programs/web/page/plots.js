@@ -187,7 +187,7 @@
 
   /// Lines. d: {series: [{name, x, y, colour, dashed, dots, axis: "right"}], xLabel, yLabel,
   /// title, xRange, yRange, logX (with xTicks), logY (the left axis in powers of ten), right:
-  /// {range, label} (a second y axis on the right)}.
+  /// {range, label} (a second y axis on the right), legend ("top", "middle" or "bottom")}.
   function lines(canvas, d) {
     if (d.logY) {
       // Plot log10 of the left axis' values, labelled as the powers of ten they are.
@@ -243,12 +243,14 @@
     });
     g.restore();
     g.setLineDash([]);
-    // The legend, inside the frame on the right (d.legend: "top", the default, or "middle").
+    // The legend, inside the frame on the right (d.legend: "top", the default, "middle" or
+    // "bottom").
     g.textAlign = "left";
     g.textBaseline = "middle";
     const named = d.series.map((s, k) => [s, k]).filter(([s]) => s.name);
     const lw = Math.max(0, ...named.map(([s]) => g.measureText(s.name).width)) + 34;
-    const top = d.legend === "middle" ? f.top + (f.h - named.length * 15) / 2 : f.top + 3;
+    const top = d.legend === "middle" ? f.top + (f.h - named.length * 15) / 2
+              : d.legend === "bottom" ? f.top + f.h - named.length * 15 - 7 : f.top + 3;
     let y = top + 7;
     if (named.length) {
       g.fillStyle = "rgba(255,255,255,0.85)";

@@ -20,11 +20,11 @@
       fig.slider("f_chosen", "f on a chosen character", {min: 0.01, max: 0.999, step: 0.001, value: 0.1});
       fig.slider("f_other", "f on the others", {min: 0.5, max: 0.999, step: 0.001, value: 0.95});
       const maps = fig.box();
-      const copeMap = fig.canvas(380, 360, "CoPE's position p_ij of every key j seen from every query i", maps);
-      const foxMap = fig.canvas(380, 360, "the forgetting gate's bias D_ij of every key j seen from every query i", maps);
+      const copeMap = fig.canvas(400, 380, "CoPE's position p_ij of every key j seen from every query i", maps);
+      const foxMap = fig.canvas(400, 380, "the forgetting gate's bias D_ij of every key j seen from every query i", maps);
       const rows = fig.box();
-      const copeRow = fig.canvas(380, 250, "the last query's CoPE positions against the key, with the token distance", rows);
-      const foxRow = fig.canvas(380, 250, "the last query's forgetting-gate bias against the key, with ALiBi's line", rows);
+      const copeRow = fig.canvas(400, 250, "the last query's CoPE positions against the key, with the token distance", rows);
+      const foxRow = fig.canvas(400, 250, "the last query's forgetting-gate bias against the key, with ALiBi's line", rows);
 
       async function draw() {
         const v = fig.values();
@@ -55,7 +55,7 @@
                     width: 2.5, colour: PePlots.COLORS[1]},
                    {name: "ALiBi: f = " + v.f_other + " everywhere", x: keys, y: lastRow(answer.alibi.bias),
                     dashed: true, colour: "#888"}],
-          xRange: [0, Math.max(1, last)], legend: "middle", xLabel: "key j", yLabel: "bias D", title: "the last query's row"});
+          xRange: [0, Math.max(1, last)], legend: "bottom", xLabel: "key j", yLabel: "bias D", title: "the last query's row"});
         const counted = answer.chosen.filter(x => x).length;
         fig.status(counted + " of " + T + " characters chosen. From the last query, CoPE puts the first key at " +
                    PePlots.format(p[last * T]) + " (the token distance counts " + T + "); the forgetting gate " +
