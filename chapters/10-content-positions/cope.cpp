@@ -34,9 +34,11 @@ Tensor cope_position_logits(const Tensor& q, const Tensor& embeddings, const Ten
   // The integer trick: q_i . e[t] for every integer t is one product [B, H, Tq, P]; a position
   // between t and t+1 interpolates those two logits, which equals the logit of the interpolated
   // vector because the dot product is linear.
+  // TASK 10.1 begin: CoPE's gates and positions
   const Tensor integer_logits = ag::matmul_transposed(q, embeddings);  // [B, H, Tq, P]
   const Tensor logits = ag::gather_interpolated(integer_logits, positions);
   return ag::mul(logits, 1.0 / std::sqrt(double(q.size(3))));
+  // TASK 10.1 end
 }
 // [cope-logits]
 

@@ -15,6 +15,7 @@
 #include "ag/versions.hpp"
 #include "lab/chapter_registry.hpp"
 #include "lab/inspect.hpp"
+#include "programs/web/live_content.hpp"
 #include "programs/web/live_distance.hpp"
 #include "programs/web/live_permutation.hpp"
 #include "programs/web/live_rope.hpp"
@@ -67,6 +68,10 @@ std::string distance(const std::string& request) {
   return answer([&] { return distance_biases(parse(request)); });
 }
 
+std::string content(const std::string& request) {
+  return answer([&] { return content_gates(parse(request)); });
+}
+
 /// A training run held by the worker between slices. Its constructor cannot answer with
 /// JSON, so a configuration that fails its checks leaves it empty and error() says why.
 class Training {
@@ -113,12 +118,13 @@ std::string build(const std::string&) {
 
 EMSCRIPTEN_BINDINGS(pe_live) {
   using namespace pe::live;
-  pe::register_chapter_encodings();  // every encoding of chapters 2-9, once, at start-up
+  pe::register_chapter_encodings();  // every encoding of chapters 2-10, once, at start-up
   emscripten::function("build", &build);
   emscripten::function("inspect", &inspect);
   emscripten::function("permutation", &permutation);
   emscripten::function("rope", &rope);
   emscripten::function("distance", &distance);
+  emscripten::function("content", &content);
   emscripten::class_<Training>("Training")
       .constructor<std::string>()
       .function("error", &Training::error)

@@ -16,6 +16,10 @@ it drew with the native build on the same inputs:
 - the Stop button (pressed with the keyboard) ends a run early; chapter 3's panel trains;
 - chapter 9's learned distance functions: KERPLE's, FIRE's (with its linear f) and ALiBi's
   curves against their closed forms, the controls changing them, neither canvas blank;
+- chapter 10's content positions: CoPE's p_ij and the forgetting gate's D_ij for a typed text
+  against their closed forms, CoPE with every gate open and the gate with one f everywhere
+  (ALiBi's line) exactly as `pe inspect cope` and `pe inspect fox` give them, the controls
+  (address, slider, typed characters) changing them, a text over 32 characters refused;
 - chapter 8's lengths from 32 to 256, plain and with NTK-aware scaling: exactly what `pe eval`
   gives for the native SSE2 run's checkpoint.
 
@@ -336,6 +340,117 @@ def check_distance_bias(check, driver):
     screenshot(check, driver, figure, "distance_bias_power")
 
 
+def check_content_positions(check, driver):
+    """Chapter 10's content positions: CoPE's p_ij and the forgetting gate's D_ij for the typed
+    text against their closed forms (sums of sigmoid(+-s) and of log f, to 1e-12), the
+    references (every gate open; one f everywhere) exactly as `pe inspect cope` and `pe inspect
+    fox` give them, the controls (the address, a slider and the chosen characters typed with the
+    keyboard) changing what is drawn, a text too long refused, and no canvas blank."""
+    def closeness(what, page_values, expected, tolerance=1e-12):
+        if len(page_values) != len(expected) or not expected:
+            check.fail("%s: %d values drawn, %d expected" % (what, len(page_values), len(expected)))
+            return
+        worst = max(abs(a - b) for a, b in zip(page_values, expected))
+        scale = max(1.0, max(abs(b) for b in expected))
+        if worst > tolerance * scale:
+            check.fail("%s: off its closed form by %g" % (what, worst))
+        else:
+            check.note("%s: %d values, its closed form to %.1e" % (what, len(expected), worst))
+
+    def expected(text, chosen, s, f_chosen, f_other):
+        """p_ij = sum over t = j .. i of sigmoid(+-s_t) (0 after the query) and D_ij = c_i - c_j,
+        c_i = the sum of log f up to i, in plain Python."""
+        T = len(text)
+        hit = [c.lower() in chosen.lower() for c in text]
+        gate = [1 / (1 + math.exp(-s if h else s)) for h in hit]
+        log_f = [math.log(f_chosen if h else f_other) for h in hit]
+        c = [sum(log_f[:i + 1]) for i in range(T)]
+        p = [sum(gate[j:i + 1]) if j <= i else 0.0 for i in range(T) for j in range(T)]
+        D = [c[i] - c[j] for i in range(T) for j in range(T)]
+        return hit, gate, log_f, p, D
+
+    def compare(page, text, chosen, s, f_chosen, f_other, label):
+        T = len(text)
+        if page["tokens"] != list(text) or page["length"] != T:
+            check.fail("content_positions: the tokens %s are not the characters of %r" % (page["tokens"], text))
+            return
+        hit, gate, log_f, p, D = expected(text, chosen, s, f_chosen, f_other)
+        if page["chosen"] != hit:
+            check.fail("content_positions: chosen %s, expected %s for %r" % (page["chosen"], hit, chosen))
+        closeness("CoPE's gates, %s" % label, page["cope"]["gates"], gate)
+        closeness("CoPE's positions p_ij, %s" % label, page["cope"]["positions"], p)
+        closeness("the forgetting gate's log f, %s" % label, page["fox"]["log_f"], log_f)
+        closeness("the forgetting gate's bias D_ij, %s" % label, page["fox"]["bias"], D)
+        native = check.inspect("cope", "--length", str(T))
+        same(check, "CoPE with every gate open, %d tokens: count" % T, page["cope"]["count"], native["count"]["values"])
+        b = page["alibi"]["bias_init"]
+        closeness("the gate's b = logit(f_other), %s" % label, [b], [math.log(f_other / (1 - f_other))])
+        native = check.inspect("fox", "--heads", "1", "--length", str(T), "-o", "bias_init=" + repr(b))
+        same(check, "the forgetting gate with f = %g everywhere (ALiBi), %d tokens: bias" % (f_other, T),
+             page["alibi"]["bias"], native["bias"]["values"])
+        same(check, "the forgetting gate with f = %g everywhere: slope" % f_other, [page["alibi"]["slope"]],
+             native["slope"]["values"])
+        closeness("ALiBi's line, slope -log %g, %s" % (f_other, label), page["alibi"]["bias"],
+                  [(i - j) * math.log(f_other) for i in range(T) for j in range(T)])
+
+    text, chosen = "Ab.cd.Efg.h a", ".a"
+    figure = open_figure(check, driver, "ch10.html", "content_positions",
+                         "content_positions.text=Ab.cd.Efg.h+a&content_positions.chosen=.a"
+                         "&content_positions.sharpness=3&content_positions.f_chosen=0.2"
+                         "&content_positions.f_other=0.9")
+    page = result_of(check, driver, figure, "content_positions")
+    if not page:
+        return
+    compare(page, text, chosen, 3, 0.2, 0.9, "'.a' chosen in %r, s 3" % text)
+    for index, name in ((0, "CoPE's matrix"), (1, "the gate's matrix"), (2, "CoPE's row"), (3, "the gate's row")):
+        pixels = drawn_pixels(driver, figure, index)
+        if pixels < 2000:
+            check.fail("content_positions: the canvas of %s is blank (%d pixels drawn)" % (name, pixels))
+        else:
+            check.note("content_positions: the canvas of %s has %d pixels drawn" % (name, pixels))
+    screenshot(check, driver, figure, "content_positions")
+
+    def redrawn(previous):
+        deadline, now = time.time() + 20, previous
+        while time.time() < deadline:
+            now = json.loads(figure.get_attribute("data-result"))
+            if now["values"] != previous["values"]:
+                break
+            time.sleep(0.1)
+        return now
+
+    # The keyboard: f on a chosen character one step right, then the vowels typed as the chosen
+    # characters (a text field redraws on Enter).
+    driver.find_element(By.ID, "pe-content_positions-f_chosen").send_keys(Keys.ARROW_RIGHT)
+    now = redrawn(page)
+    if now["values"]["f_chosen"] != 0.201:
+        check.fail("content_positions: the right arrow on f_chosen did not redraw with f = 0.201 (%s)"
+                   % now["values"]["f_chosen"])
+    else:
+        compare(now, text, chosen, 3, 0.201, 0.9, "f on a chosen character 0.201 (set with the keyboard)")
+    field = driver.find_element(By.ID, "pe-content_positions-chosen")
+    field.send_keys(Keys.CONTROL, "a")
+    field.send_keys("aeiou", Keys.ENTER)
+    vowels = redrawn(now)
+    if vowels["values"]["chosen"] != "aeiou":
+        check.fail("content_positions: typing aeiou into the chosen characters did not redraw (%r)"
+                   % vowels["values"]["chosen"])
+    else:
+        compare(vowels, text, "aeiou", 3, 0.201, 0.9, "the vowels chosen (typed)")
+        if "content_positions.chosen=aeiou" not in driver.execute_script("return location.hash"):
+            check.fail("content_positions: the address does not record chosen=aeiou")
+
+    # A text over 32 characters is refused, with the C++'s message in place of the figure.
+    figure = open_figure(check, driver, "ch10.html", "content_positions",
+                         "content_positions.text=" + "x" * 33)
+    state = wait_state(driver, figure, ("error", "drawn"), 30)
+    status = figure.find_element(By.CLASS_NAME, "pe-live-status").text
+    if state != "error" or "1 to 32" not in status:
+        check.fail("content_positions: 33 characters were not refused (%s: %s)" % (state, status))
+    else:
+        check.note("content_positions: 33 characters refused: %s" % status)
+
+
 def check_permutation(check, driver):
     # Chapter 1's experiment prints both differences to 3 digits; the native SSE2 kernels add
     # in the order of the browser's SIMD128 ones, so even the round-off is the same there.
@@ -503,7 +618,7 @@ def main():
     driver = start_browser(args)
     try:
         for step in (check_alibi, check_t5_and_shaw, check_sinusoid, check_rope, check_permutation,
-                     check_distance_bias):
+                     check_distance_bias, check_content_positions):
             step(check, driver)
             console_errors(check, driver, step.__name__)
         check_training(check, driver, scalar_run, sse2_run)

@@ -67,7 +67,8 @@
 
   /// A matrix as coloured cells. d: {rows, cols, values (row-major), min, max, diverging,
   /// title, xLabel, yLabel, numbers (write each value in its cell when there is room),
-  /// rowLabels, colLabels}.
+  /// rowLabels, colLabels}. A value that is not a finite number (NaN for a masked cell) is
+  /// drawn grey, without a number.
   function heatmap(canvas, d) {
     const {g, width, height} = prepare(canvas);
     const left = 44, top = d.title ? 22 : 8, right = 64, bottom = 34;
@@ -103,6 +104,7 @@
       for (let i = 0; i < d.rows; i++)
         for (let j = 0; j < d.cols; j++) {
           const v = d.values[i * d.cols + j], t = (v - min) / (max - min);
+          if (!Number.isFinite(v)) continue;  // a grey cell (masked, say) has no number
           g.fillStyle = d.diverging ? (Math.abs(t - 0.5) > 0.3 ? "#fff" : "#111") : (t > 0.6 ? "#111" : "#fff");
           g.fillText(format(v), left + (j + 0.5) * cw, top + (i + 0.5) * ch);
         }
@@ -185,7 +187,7 @@
 
   /// Lines. d: {series: [{name, x, y, colour, dashed, dots, axis: "right"}], xLabel, yLabel,
   /// title, xRange, yRange, logX (with xTicks), logY (the left axis in powers of ten), right:
-  /// {range, label} (a second y axis on the right)}.
+  /// {range, label} (a second y axis on the right), legend ("top", "middle" or "bottom")}.
   function lines(canvas, d) {
     if (d.logY) {
       // Plot log10 of the left axis' values, labelled as the powers of ten they are.
@@ -241,12 +243,14 @@
     });
     g.restore();
     g.setLineDash([]);
-    // The legend, inside the frame on the right (d.legend: "top", the default, or "middle").
+    // The legend, inside the frame on the right (d.legend: "top", the default, "middle" or
+    // "bottom").
     g.textAlign = "left";
     g.textBaseline = "middle";
     const named = d.series.map((s, k) => [s, k]).filter(([s]) => s.name);
     const lw = Math.max(0, ...named.map(([s]) => g.measureText(s.name).width)) + 34;
-    const top = d.legend === "middle" ? f.top + (f.h - named.length * 15) / 2 : f.top + 3;
+    const top = d.legend === "middle" ? f.top + (f.h - named.length * 15) / 2
+              : d.legend === "bottom" ? f.top + f.h - named.length * 15 - 7 : f.top + 3;
     let y = top + 7;
     if (named.length) {
       g.fillStyle = "rgba(255,255,255,0.85)";
