@@ -17,12 +17,14 @@
 #        scripts/install-deps.sh --wasm     (also emscripten: the live pages' WebAssembly module)
 #        scripts/install-deps.sh --format   (also clang-format: scripts/check-format.sh)
 #        scripts/install-deps.sh --torch    (also PyTorch, python3-torch: appendix D's check)
+#        scripts/install-deps.sh --ccache   (also ccache: CI's builds of the same files reuse
+#                                            their objects; .ci/run says how)
 #        Options combine; CI uses all of them. --fuzz, --qemu, --corpus, --portability, --wasm,
-#        --format and --torch are the CI's own and exist for apt only.
+#        --format, --torch and --ccache are the CI's own and exist for apt only.
 set -euo pipefail
 
 docs=false fuzz=false qemu=false corpus=false portability=false wasm=false format=false
-torch=false
+torch=false ccache=false
 for arg in "$@"; do
   case "$arg" in
     --docs) docs=true ;;
@@ -33,7 +35,8 @@ for arg in "$@"; do
     --wasm) wasm=true ;;
     --format) format=true ;;
     --torch) torch=true ;;
-    *) echo "install-deps.sh: unknown option '$arg' (expected --docs, --fuzz, --qemu, --corpus, --portability, --wasm, --format or --torch)" >&2
+    --ccache) ccache=true ;;
+    *) echo "install-deps.sh: unknown option '$arg' (expected --docs, --fuzz, --qemu, --corpus, --portability, --wasm, --format, --torch or --ccache)" >&2
        exit 2 ;;
   esac
 done
@@ -42,7 +45,7 @@ sudo=""
 if [ "$(id -u)" -ne 0 ] && [ "$(uname)" != Darwin ]; then sudo="sudo"; fi
 
 only_apt() {  # the CI's extras on a system without apt: say so, and go on
-  for option in fuzz qemu corpus portability wasm format torch; do
+  for option in fuzz qemu corpus portability wasm format torch ccache; do
     if ${!option}; then
       echo "install-deps: --$option is for Debian and Ubuntu (apt) only; skipped" >&2
     fi
@@ -68,6 +71,7 @@ if command -v apt-get >/dev/null && command -v dpkg-query >/dev/null; then
   # Debian 12's is clang-format 14, the version scripts/check-format.sh takes as the reference.
   if $format; then packages+=(clang-format); fi
   if $torch; then packages+=(python3-torch); fi  # programs/pytorch: the model in PyTorch
+  if $ccache; then packages+=(ccache); fi  # CI: objects compiled once, reused (.ci/run)
   installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
   install() {
     $sudo apt-get update -qq

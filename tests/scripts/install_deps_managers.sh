@@ -32,11 +32,12 @@ stand_in "$dir" apt-get 0
 printf '#!/bin/bash\n[ "${@: -1}" = cmake ] && echo "install ok installed"\nexit 0\n' > "$dir/dpkg-query"
 chmod +x "$dir/dpkg-query"
 printf '#!/bin/bash\necho chromium\n' > "$dir/chromium"; chmod +x "$dir/chromium"
-run "$dir" --docs --portability --format --torch || fail "apt: exit $?"
+run "$dir" --docs --portability --format --torch --ccache || fail "apt: exit $?"
 grep -q "apt-get install .* libxtensor-dev .*libstb-dev" "$dir/log" || fail "apt: $(cat "$dir/log")"
 grep -q "clang-16 libc++-16-dev" "$dir/log" || fail "apt: --portability not installed"
 grep -q " clang-format" "$dir/log" || fail "apt: --format not installed"
 grep -q " python3-torch" "$dir/log" || fail "apt: --torch not installed"
+grep -q " ccache" "$dir/log" || fail "apt: --ccache not installed"
 if grep -q "install.* cmake " "$dir/log"; then fail "apt: asked for cmake, which is installed"; fi
 
 # dnf (Fedora), rpm says nothing is installed.
