@@ -10,6 +10,7 @@
 // Runs already finished in their folders with the same configuration are reused. The
 // experiment writes <out>/summary.json and <out>/tables.md; the chapter quotes both.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <map>

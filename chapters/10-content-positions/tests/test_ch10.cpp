@@ -3,8 +3,10 @@
 // float64, and their options.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "ag/gradcheck.hpp"
