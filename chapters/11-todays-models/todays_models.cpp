@@ -1,0 +1,11 @@
+#include "chapters/11-todays-models/todays_models.hpp"
+
+#include "chapters/01-attention/encoding_registry.hpp"
+
+namespace pe {
+
+// [register]
+void register_ch11_encodings() {}
+// [register]
+
+}  // namespace pe
