@@ -172,6 +172,8 @@ TEST(Ch11Pope, WithoutPhaseBiasNoContentMovesThePeakOffOffsetZero) {
   const Tensor q = ag::randn({1, 1, 1, D}, rng, f64), k = ag::randn({1, 1, 1, D}, rng, f64);
   const std::int64_t m = reach;  // the query in the middle, keys on both sides
   const double at_zero = score(*part, q, k, m, m), equal_at_zero = score(*part, q, q, m, m);
+  // per frequency: each term of q~ . k~ (coordinates c and c + D) is at most its value at 0
+  const Tensor q_turned = part->rotate(q, q, m).first, k0 = part->rotate(k, k, m).second;
   std::int64_t rope_peak = 0;
   double rope_best = -1e300;
   for (std::int64_t d = -reach; d <= reach; ++d) {
@@ -179,8 +181,6 @@ TEST(Ch11Pope, WithoutPhaseBiasNoContentMovesThePeakOffOffsetZero) {
       EXPECT_LT(score(*part, q, k, m, m + d), at_zero) << d;
       EXPECT_LT(score(*part, q, q, m, m + d), equal_at_zero) << d;
     }
-    // per frequency: each term of q~ . k~ (coordinate c and c + D) is at most its value at 0
-    const Tensor q_turned = part->rotate(q, q, m).first, k0 = part->rotate(k, k, m).second;
     const Tensor kd = part->rotate(k, k, m + d).second;
     for (std::int64_t c = 0; c < D; ++c) {
       auto term = [&](const Tensor& key) {
