@@ -63,8 +63,8 @@ void check_pope_options(const PopeOptions& options) {
 
 // [pope-polar]
 Tensor pope_clamped_phase_bias(const Tensor& delta) {
-  // -2 pi + relu(delta + 2 pi) - relu(delta - 0): below -2 pi both relus are 0, above 0 they
-  // cancel but for the 0, and between them it is delta
+  // -2 pi + relu(delta + 2 pi) - relu(delta): delta between the ends; below -2 pi both relus
+  // are 0; above 0 they differ by 2 pi, which gives 0
   return ag::add(ag::sub(ag::relu(ag::add(delta, -kPopeLowestPhaseBias)), ag::relu(delta)),
                  kPopeLowestPhaseBias);
 }
