@@ -1,11 +1,12 @@
 #include "chapters/11-todays-models/todays_models.hpp"
 
 #include "chapters/01-attention/encoding_registry.hpp"
+#include "chapters/11-todays-models/pope.hpp"
 
 namespace pe {
 
 // [register]
-void register_ch11_encodings() {}
+void register_ch11_encodings() { register_pope(); }
 // [register]
 
 }  // namespace pe
