@@ -171,15 +171,19 @@ void add_defaults(json& c, const std::string& model_type) {
   json d = json::object();
   const bool listed = c.contains("layer_types") && !c["layer_types"].is_null();
   if (model_type == "gemma2") {
-    d = {{"rope_theta", 10000.0}, {"head_dim", 256},          {"num_attention_heads", 8},
+    d = {{"rope_theta", 10000.0}, {"head_dim", 256},         {"num_attention_heads", 8},
          {"hidden_size", 2304},   {"num_hidden_layers", 26}, {"max_position_embeddings", 8192},
          {"sliding_window", 4096}};
     if (!listed) d["sliding_window_pattern"] = 2;  // Gemma 2 alternates, sliding first
   } else if (model_type == "gemma3_text" || model_type == "gemma3") {
-    d = {{"rope_theta", 1000000.0},         {"rope_local_base_freq", 10000.0},
-         {"head_dim", 256},                 {"num_attention_heads", 8},
-         {"hidden_size", 2304},             {"num_hidden_layers", 26},
-         {"max_position_embeddings", 131072}, {"sliding_window", 4096}};
+    d = {{"rope_theta", 1000000.0},
+         {"rope_local_base_freq", 10000.0},
+         {"head_dim", 256},
+         {"num_attention_heads", 8},
+         {"hidden_size", 2304},
+         {"num_hidden_layers", 26},
+         {"max_position_embeddings", 131072},
+         {"sliding_window", 4096}};
     if (!listed) d["sliding_window_pattern"] = 6;
   } else if (model_type == "gemma4_text" || model_type == "gemma4") {
     d = {{"head_dim", 256},
@@ -196,16 +200,11 @@ void add_defaults(json& c, const std::string& model_type) {
              {"partial_rotary_factor", 0.25},
              {"rope_theta", 1000000.0}}}}}};
   } else if (model_type == "llama4_text" || model_type == "llama4") {
-    d = {{"rope_theta", 500000.0},
-         {"head_dim", 128},
-         {"num_attention_heads", 40},
-         {"hidden_size", 5120},
-         {"num_hidden_layers", 48},
-         {"max_position_embeddings", 131072},
-         {"attention_chunk_size", 8192},
-         {"attn_temperature_tuning", true},
-         {"floor_scale", 8192},
-         {"attn_scale", 0.1}};
+    d = {{"rope_theta", 500000.0},       {"head_dim", 128},
+         {"num_attention_heads", 40},    {"hidden_size", 5120},
+         {"num_hidden_layers", 48},      {"max_position_embeddings", 131072},
+         {"attention_chunk_size", 8192}, {"attn_temperature_tuning", true},
+         {"floor_scale", 8192},          {"attn_scale", 0.1}};
     const bool nope_listed = c.contains("no_rope_layers") && c["no_rope_layers"].is_array() &&
                              !c["no_rope_layers"].empty();
     if (!nope_listed) d["no_rope_layer_interval"] = 4;
@@ -234,8 +233,8 @@ HfRopeType rope_type_of(const Fields& d) {
   auto type = d.text("rope_type");
   const auto old = d.text("type");
   if (type && old && *type != *old)
-    d.refuse(d.name("rope_type") + " '" + *type + "' contradicts " + d.name("type") + " '" +
-             *old + "'");
+    d.refuse(d.name("rope_type") + " '" + *type + "' contradicts " + d.name("type") + " '" + *old +
+             "'");
   std::string name = type ? *type : old ? *old : "default";
   if (name == "su") name = "longrope";  // Phi-3's first configs (transformers renamed it)
   try {
@@ -318,8 +317,8 @@ Layers read_layers(const Fields& f, std::int64_t n) {
 
   // Llama 4's NoPE layers: a list with 1 for a rotating layer, else every interval-th layer.
   const auto interval = f.whole("no_rope_layer_interval", 1);
-  const bool listed = f.has("no_rope_layers") && !(f.at("no_rope_layers").is_array() &&
-                                                   f.at("no_rope_layers").empty());
+  const bool listed = f.has("no_rope_layers") &&
+                      !(f.at("no_rope_layers").is_array() && f.at("no_rope_layers").empty());
   if (listed) {
     const json& v = f.at("no_rope_layers");
     if (!v.is_array()) f.refuse(f.name("no_rope_layers") + " must be a list, got " + shown(v));
@@ -396,8 +395,8 @@ HfRopeParameters read_rope(const Fields& f, const RopeDict& where, const std::st
   const auto top_partial = f.number("partial_rotary_factor");
   const auto partial = d.number("partial_rotary_factor");
   if (partial && top_partial && *partial != *top_partial)
-    f.refuse(f.name("partial_rotary_factor") + " " + number_text(*top_partial) +
-             " contradicts " + d.name("partial_rotary_factor") + " " + number_text(*partial));
+    f.refuse(f.name("partial_rotary_factor") + " " + number_text(*top_partial) + " contradicts " +
+             d.name("partial_rotary_factor") + " " + number_text(*partial));
   p.partial_rotary_factor = top_partial ? *top_partial : partial.value_or(1.0);
   const std::string partial_name =
       top_partial ? f.name("partial_rotary_factor") : d.name("partial_rotary_factor");
@@ -420,10 +419,10 @@ HfRopeParameters read_rope(const Fields& f, const RopeDict& where, const std::st
     f.refuse(f.name("original_max_position_embeddings") + " " + std::to_string(*top_original) +
              " contradicts " + d.name("original_max_position_embeddings") + " " +
              std::to_string(*original));
-  if (top_original || original) p.original_max_position_embeddings = top_original ? *top_original
-                                                                                  : *original;
-  const bool needs_original = p.type == HfRopeType::yarn || p.type == HfRopeType::longrope ||
-                              p.type == HfRopeType::llama3;
+  if (top_original || original)
+    p.original_max_position_embeddings = top_original ? *top_original : *original;
+  const bool needs_original =
+      p.type == HfRopeType::yarn || p.type == HfRopeType::longrope || p.type == HfRopeType::llama3;
   if (needs_original && !p.original_max_position_embeddings) {
     if (!p.max_position_embeddings)
       f.refuse(d.name("original_max_position_embeddings") + " is missing (" + type_name +
@@ -437,8 +436,8 @@ HfRopeParameters read_rope(const Fields& f, const RopeDict& where, const std::st
     if (!value) f.refuse(d.name(key) + " is missing (" + type_name + " needs it)");
   };
   p.factor = d.number("factor");
-  if (p.type == HfRopeType::linear || p.type == HfRopeType::dynamic ||
-      p.type == HfRopeType::yarn || p.type == HfRopeType::llama3)
+  if (p.type == HfRopeType::linear || p.type == HfRopeType::dynamic || p.type == HfRopeType::yarn ||
+      p.type == HfRopeType::llama3)
     need("factor", p.factor);
   p.attention_factor = d.number("attention_factor");
   p.beta_fast = d.number("beta_fast");
@@ -505,9 +504,9 @@ HfModelRope read_config(const json& config, const std::string& source) {
       f.refuse(f.name(hidden ? "num_attention_heads" : "hidden_size") +
                " is missing (head_dim is hidden_size / num_attention_heads without head_dim)");
     if (*hidden % *heads != 0)
-      f.refuse(f.name("hidden_size") + " " + std::to_string(*hidden) +
-               " is not a multiple of " + f.name("num_attention_heads") + " " +
-               std::to_string(*heads) + " (and no head_dim is given)");
+      f.refuse(f.name("hidden_size") + " " + std::to_string(*hidden) + " is not a multiple of " +
+               f.name("num_attention_heads") + " " + std::to_string(*heads) +
+               " (and no head_dim is given)");
     head_dim = *hidden / *heads;
   }
   const auto global_head_dim = f.whole("global_head_dim", 2);
@@ -644,8 +643,7 @@ std::vector<double> default_frequencies(const HfRopeParameters& p) {
   return hf_rope_frequencies(plain).inv_freq;
 }
 
-std::string text_format(const char* format, double a, double b = 0, double c = 0,
-                        double d = 0) {
+std::string text_format(const char* format, double a, double b = 0, double c = 0, double d = 0) {
   char buffer[256];
   std::snprintf(buffer, sizeof buffer, format, a, b, c, d);
   return buffer;
@@ -669,15 +667,14 @@ HfModelRope read_hf_config_text(const std::string& text, const std::string& sour
     // syntax error ..."; the part after "parse error" says where and what.
     std::string what = e.what();
     const auto at = what.find("parse error");
-    throw ag::Error(source + ": not valid JSON: " +
-                    (at == std::string::npos ? what : what.substr(at)));
+    throw ag::Error(source +
+                    ": not valid JSON: " + (at == std::string::npos ? what : what.substr(at)));
   }
   return read_config(config, source);
 }
 
 HfModelRope read_hf_config_file(const std::string& path) {
-  return read_hf_config_text(ag::read_file(path, kMaxConfigBytes, "a model's config.json"),
-                             path);
+  return read_hf_config_text(ag::read_file(path, kMaxConfigBytes, "a model's config.json"), path);
 }
 
 std::string hf_band_name(HfBand band) {
@@ -746,11 +743,12 @@ nlohmann::json explain_hf_rope(const HfModelRope& model, std::int64_t seq_len) {
       e["original_context"] = context ? json(context) : json(nullptr);
       e["attention_factor"] = f.attention_factor;
       if (p.type == HfRopeType::longrope)
-        e["longrope_factors"] =
-            seq_len > p.original_max_position_embeddings.value_or(0) ? "long_factor"
-                                                                     : "short_factor";
+        e["longrope_factors"] = seq_len > p.original_max_position_embeddings.value_or(0)
+                                    ? "long_factor"
+                                    : "short_factor";
       if (p.mscale_all_dim && model.model_type.find("deepseek") != std::string::npos) {
-        // modeling_deepseek_v3.py: the softmax scale is multiplied by get_mscale(s, mscale_all_dim)^2.
+        // modeling_deepseek_v3.py: the softmax scale is multiplied by get_mscale(s,
+        // mscale_all_dim)^2.
         const double m = yarn_mscale(factor, *p.mscale_all_dim);
         e["softmax_scale_factor"] = m * m;
       }
@@ -762,14 +760,14 @@ nlohmann::json explain_hf_rope(const HfModelRope& model, std::int64_t seq_len) {
         const HfBand band = hf_band(inv, plain[i], factor);
         counts[hf_band_name(band)] = counts[hf_band_name(band)].get<int>() + 1;
         const json wavelength = inv > 0 ? json(2 * kPi / inv) : json(nullptr);
-        planes.push_back({{"i", i},
-                          {"inv_freq", inv},
-                          {"default_inv_freq", plain[i]},
-                          {"wavelength", wavelength},
-                          {"wavelength_over_context",
-                           inv > 0 && context ? json(2 * kPi / inv / double(context))
-                                              : json(nullptr)},
-                          {"band", hf_band_name(band)}});
+        planes.push_back(
+            {{"i", i},
+             {"inv_freq", inv},
+             {"default_inv_freq", plain[i]},
+             {"wavelength", wavelength},
+             {"wavelength_over_context",
+              inv > 0 && context ? json(2 * kPi / inv / double(context)) : json(nullptr)},
+             {"band", hf_band_name(band)}});
       }
       e["bands"] = counts;
       e["planes"] = planes;
@@ -781,8 +779,8 @@ nlohmann::json explain_hf_rope(const HfModelRope& model, std::int64_t seq_len) {
 
 std::string hf_rope_table(const HfModelRope& model, std::int64_t seq_len) {
   const json x = explain_hf_rope(model, seq_len);
-  std::string out = (model.model_type.empty() ? "model" : "model_type " + model.model_type) +
-                    ", " + std::to_string(model.layers) + " layers, " +
+  std::string out = (model.model_type.empty() ? "model" : "model_type " + model.model_type) + ", " +
+                    std::to_string(model.layers) + " layers, " +
                     (seq_len ? "for a pass over " + std::to_string(seq_len) + " positions"
                              : std::string("at initialisation (no length given)")) +
                     "\n";
@@ -815,8 +813,8 @@ std::string hf_rope_table(const HfModelRope& model, std::int64_t seq_len) {
     std::string scale;
     if (!e["factor"].is_null()) scale += "factor " + number_text(e["factor"].get<double>()) + ", ";
     if (!e["original_context"].is_null())
-      scale += "original context " +
-               std::to_string(e["original_context"].get<std::int64_t>()) + ", ";
+      scale +=
+          "original context " + std::to_string(e["original_context"].get<std::int64_t>()) + ", ";
     if (e.contains("longrope_factors"))
       scale += e["longrope_factors"].get<std::string>() + " in force, ";
     scale += "attention factor " + number_text(e["attention_factor"].get<double>());
@@ -832,20 +830,21 @@ std::string hf_rope_table(const HfModelRope& model, std::int64_t seq_len) {
         if (!plane["wavelength"].is_null()) {
           low = std::min(low, plane["wavelength"].get<double>());
           high = std::max(high, plane["wavelength"].get<double>());
-          const double divisor = plane["default_inv_freq"].get<double>() /
-                                 plane["inv_freq"].get<double>();
+          const double divisor =
+              plane["default_inv_freq"].get<double>() / plane["inv_freq"].get<double>();
           divisor_low = std::min(divisor_low, divisor);
           divisor_high = std::max(divisor_high, divisor);
         }
       }
       if (in.empty()) continue;
       std::string line = "  " + hf_band_name(b) + std::string(14 - hf_band_name(b).size(), ' ') +
-             std::to_string(in.size()) + (in.size() == 1 ? " plane  (" : " planes (") +
-             layer_runs(in, 4) + ")";
+                         std::to_string(in.size()) + (in.size() == 1 ? " plane  (" : " planes (") +
+                         layer_runs(in, 4) + ")";
       if (b == HfBand::zero) {
         line += ": frequency 0, never turn";
       } else {
-        line += ": wavelength " + number_text(low) + (low == high ? "" : " .. " + number_text(high));
+        line +=
+            ": wavelength " + number_text(low) + (low == high ? "" : " .. " + number_text(high));
         if (!e["original_context"].is_null()) {
           const double context = e["original_context"].get<double>();
           line += " (" + number_text(low / context) +
