@@ -17,21 +17,25 @@ namespace pe {
 
 /// One kind of layer of a model, as its config.json sets position handling.
 struct HfLayerType {
-  /// "all" (every layer alike), or the config's layer type: "full_attention",
-  /// "sliding_attention", or "rope" and "nope" for Llama 4's two kinds.
+  /// "all" (every layer alike), or the config's layer type ("full_attention",
+  /// "sliding_attention", ...), or "rope" and "nope" for Llama 4's two kinds (the layer type
+  /// with "/rope" or "/nope" added when a layer_types entry holds both kinds).
   std::string name;
   std::vector<std::int64_t> layers;  ///< the layers of this kind, 0-based, ascending
-  bool rotary = true;                ///< false: a NoPE layer (no rotation at all)
-  HfRopeParameters rope;             ///< the rotation's parameters, when rotary
-  std::int64_t window = 0;           ///< sliding window in tokens; 0: full attention
-  std::int64_t chunk = 0;            ///< attention chunk size in tokens; 0: none
-  double temperature_floor = 0;      ///< Llama 4's floor_scale (0: no temperature)
-  double temperature_scale = 0;      ///< Llama 4's attn_scale
+  /// false: no rotation at all (a NoPE layer, or a "linear_attention" layer, which has no
+  /// attention scores to rotate)
+  bool rotary = true;
+  HfRopeParameters rope;         ///< the rotation's parameters, when rotary
+  std::int64_t window = 0;       ///< sliding window in tokens; 0: full attention
+  std::int64_t chunk = 0;        ///< attention chunk size in tokens; 0: none
+  double temperature_floor = 0;  ///< Llama 4's floor_scale (0: no temperature)
+  double temperature_scale = 0;  ///< Llama 4's attn_scale
 };
 
 /// A model's position handling: its layers, grouped by kind.
 struct HfModelRope {
-  std::string model_type;          ///< the config's model_type, or "" when absent
+  /// the config's model_type (its text_config's in a multimodal config: "gemma3_text"), or ""
+  std::string model_type;
   std::int64_t layers = 0;         ///< num_hidden_layers
   std::vector<HfLayerType> types;  ///< every layer in exactly one, in order of first layer
 };
