@@ -293,8 +293,8 @@ std::vector<double> proportional_frequencies(std::int64_t head_dim, double base,
   const auto k = static_cast<std::int64_t>(std::floor(p * double(head_dim) / 2));
   // base^(-2i / head_dim): exponents over the whole head, whatever k is
   const std::vector<double> turning = rope_frequencies(head_dim, base);
-  std::vector<double> theta(turning.size(), 0.0);  // head_dim / 2 planes, all still...
-  std::copy_n(turning.begin(), k, theta.begin());  // ...but the first k
+  std::vector<double> theta(static_cast<std::size_t>(head_dim / 2), 0.0);  // all still...
+  std::copy_n(turning.begin(), k, theta.begin());                          // ...but the first k
   return theta;
   // TASK 11.2 end
 }
