@@ -118,8 +118,9 @@ void check_hf_rope_fields(const HfRopeParameters& p) {
     ag::check(p.high_freq_factor.has_value(), op, "high_freq_factor is missing");
     ag::check(is_finite_positive(*p.low_freq_factor), op, "low_freq_factor must be positive, got ",
               *p.low_freq_factor);
-    ag::check(std::isfinite(*p.high_freq_factor) && *p.high_freq_factor > *p.low_freq_factor, op,
-              "high_freq_factor (", *p.high_freq_factor, ") must exceed low_freq_factor (",
+    // Llama 4 Scout gives both as 1: no blended band, a single edge at L0
+    ag::check(std::isfinite(*p.high_freq_factor) && *p.high_freq_factor >= *p.low_freq_factor, op,
+              "high_freq_factor (", *p.high_freq_factor, ") must be at least low_freq_factor (",
               *p.low_freq_factor, ")");
   }
   if (t == HfRopeType::longrope)
@@ -254,11 +255,19 @@ std::vector<double> llama3_frequencies(const std::vector<double>& theta, double 
             factor);
   ag::check(is_finite_positive(low_freq_factor), "llama3", "low_freq_factor must be positive, got ",
             low_freq_factor);
-  ag::check(std::isfinite(high_freq_factor) && high_freq_factor > low_freq_factor, "llama3",
-            "high_freq_factor (", high_freq_factor, ") must exceed low_freq_factor (",
+  ag::check(std::isfinite(high_freq_factor) && high_freq_factor >= low_freq_factor, "llama3",
+            "high_freq_factor (", high_freq_factor, ") must be at least low_freq_factor (",
             low_freq_factor, ")");
   ag::check(is_finite_positive(original_length), "llama3",
             "original_max_position_embeddings must be positive, got ", original_length);
+  // With equal factors (Llama 4 Scout) the blended band is the single wavelength L0 / l, where
+  // the blend's weight is 0 / 0 (transformers gets NaN there): refused, though no real base
+  // puts a plane exactly on it.
+  if (high_freq_factor == low_freq_factor)
+    for (double t : theta)
+      ag::check(2 * M_PI / t != original_length / low_freq_factor, "llama3",
+                "a plane's wavelength equals L0 / low_freq_factor exactly, and high_freq_factor = "
+                "low_freq_factor leaves its blend 0 / 0");
   // TASK 11.1 begin: Llama 3.1's three bands
   const double low_freq_wavelen = original_length / low_freq_factor;    // longer: divided
   const double high_freq_wavelen = original_length / high_freq_factor;  // shorter: kept

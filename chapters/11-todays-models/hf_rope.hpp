@@ -56,7 +56,7 @@ struct HfRopeFrequencies {
 /// An ag::Error in one line naming the field unless the parameters make sense for their type:
 /// head_dim >= 2, rope_theta > 1, partial_rotary_factor in (0, 1] and an even dim >= 2, the
 /// type's required fields present and in range (factor >= 1 where required, llama3's
-/// high_freq_factor > low_freq_factor > 0, longrope's factor lists of length dim/2 with
+/// high_freq_factor >= low_freq_factor > 0, longrope's factor lists of length dim/2 with
 /// positive entries, ...).
 void check_hf_rope(const HfRopeParameters& parameters);
 

@@ -150,14 +150,18 @@ TEST(Ch11HfConfig, Llama4ScoutHasChunkedRopeLayersAndNopeLayersWithATemperature)
   EXPECT_EQ(nope.temperature_floor, 8192);
   EXPECT_EQ(nope.temperature_scale, 0.1);
   EXPECT_EQ(rope.rope.type, HfRopeType::llama3);
-  EXPECT_EQ(rope.rope.factor, 8.0);
+  EXPECT_EQ(rope.rope.factor, 16.0);
 
   const json x = explain_hf_rope(model, 16384);
   const json& n = explained(x, "nope");
   EXPECT_FALSE(n.contains("planes"));
   // At position 16383: 1 + 0.1 log1p(floor(16384 / 8192)) = 1 + 0.1 ln 3.
   EXPECT_NEAR(n["temperature"]["at_last_position"].get<double>(), 1 + 0.1 * std::log(3.0), 1e-12);
-  EXPECT_EQ(explained(x, "rope")["bands"]["kept"], 29);
+  // high_freq_factor = low_freq_factor = 1: one edge at L0 = 8192, no blended plane; the planes
+  // 2 pi 500000^(2i/128) < 8192 are i <= 34
+  EXPECT_EQ(explained(x, "rope")["bands"]["kept"], 35);
+  EXPECT_EQ(explained(x, "rope")["bands"].value("blended", 0), 0);
+  EXPECT_EQ(explained(x, "rope")["bands"]["interpolated"], 29);
 }
 
 TEST(Ch11HfConfig, Phi3RescalesEachPlaneByItsShortOrLongFactor) {

@@ -313,6 +313,18 @@ TEST(Ch11HfRope, Llama3KeepsFastPlanesDividesSlowOnesAndBlendsBetween) {
   EXPECT_EQ(llama3_frequencies({1e-6, 1.0}, 16, 2, 8, 512), (std::vector<double>{1e-6 / 16, 1.0}));
 }
 
+// grades: task 11.1
+TEST(Ch11HfRope, Llama3WithEqualFactorsHasTwoBandsAndOneEdge) {
+  // Llama 4 Scout: factor 16, high_freq_factor = low_freq_factor = 1, L0 = 8192: every plane
+  // that turns at least once in L0 is kept, every slower one divided; none blended
+  const std::vector<double> theta = rope_frequencies(128, 500000);
+  const std::vector<double> got = llama3_frequencies(theta, 16, 1, 1, 8192);
+  for (std::size_t i = 0; i < theta.size(); ++i)
+    EXPECT_EQ(got[i], 2 * M_PI / theta[i] < 8192 ? theta[i] : theta[i] / 16) << "plane " << i;
+  // a plane exactly on the edge would blend with weight 0 / 0: refused, not NaN
+  EXPECT_THROW(llama3_frequencies({2 * M_PI / 8192}, 16, 1, 1, 8192), ag::Error);
+}
+
 // grades: task 11.2
 TEST(Ch11HfRope, ProportionalTurnsTheFirstKPlanesAtExponentsOverTheWholeHead) {
   // (D, p, k = floor(p D / 2)): fractions of a plane round down, 14.4 and 2.5 among them
@@ -405,7 +417,7 @@ TEST(Ch11HfRope, EveryRefusalNamesItsField) {
         q.high_freq_factor = 1;
         return q;
       }(),
-      "llama3: high_freq_factor (1) must exceed low_freq_factor (4)");
+      "llama3: high_freq_factor (1) must be at least low_freq_factor (4)");
   refused(
       [&] {
         auto q = p;
@@ -505,7 +517,7 @@ TEST(Ch11HfRope, EveryRefusalNamesItsField) {
   refused(proportional, "proportional: head_dim must be even");
   EXPECT_REFUSED(proportional_frequencies(8, 10000, 1.5), "partial_rotary_factor must lie in");
   EXPECT_REFUSED(llama3_frequencies({1.0}, 8, 4, 1, 8192),
-                 "llama3: high_freq_factor (1) must exceed low_freq_factor (4)");
+                 "llama3: high_freq_factor (1) must be at least low_freq_factor (4)");
   EXPECT_REFUSED(hf_rope_frequencies(llama31(64), -1), "seq_len must not be negative");
   EXPECT_REFUSED(longrope_attention_factor(2, 1), "original_max_position_embeddings");
 }
@@ -659,7 +671,7 @@ TEST_F(Ch11HfRopeOption, BadOptionsAreRefusedInOneLine) {
   EXPECT_REFUSED(rope({{"rope_type", "linear"}, {"factor", "two"}}),
                  "rope: option factor must be a finite number, got 'two'");
   EXPECT_REFUSED(rope(with({{"low_freq_factor", "4"}, {"high_freq_factor", "1"}})),
-                 "llama3: high_freq_factor (1) must exceed low_freq_factor (4)");
+                 "llama3: high_freq_factor (1) must be at least low_freq_factor (4)");
   EXPECT_REFUSED(rope(with({{"original_max_position_embeddings", "32.5"}})),
                  "option original_max_position_embeddings must be a whole number");
   EXPECT_REFUSED(rope({{"rope_type", "yarn"},

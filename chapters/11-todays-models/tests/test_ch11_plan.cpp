@@ -63,7 +63,9 @@ TEST_F(TodaysPlan, StretchOptionsAreReadByRope) {
     EncodingSpec spec{rope.model, 512, options};
     ag::Rng rng(1);
     EXPECT_NO_THROW(make_encoding("rope", spec, rng)) << rule;
-    if (rule == "none") EXPECT_TRUE(options.empty());
+    if (rule == "none") {
+      EXPECT_TRUE(options.empty());
+    }
   }
   const auto llama3 = stretch_options("llama3", 16, 32);
   EXPECT_EQ(llama3.at("factor"), "16");
