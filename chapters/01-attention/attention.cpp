@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <utility>
+#include <vector>
 
 #include "ag/functional.hpp"
 
@@ -59,6 +60,26 @@ Tensor causal_mask(std::int64_t queries, std::int64_t keys, const Positions& q_p
   // TASK 1.3 end
 }
 // [causal-mask]
+
+// [span-mask]
+Tensor span_mask(std::int64_t queries, std::int64_t keys, const Positions& q_positions,
+                 const AttentionSpan& span, ag::Dtype dtype) {
+  ag::check(span.window >= 0 && span.chunk >= 0, "span_mask",
+            "window and chunk must be 0 (none) or positive, got ", span.window, " and ",
+            span.chunk);
+  q_positions.check_count(queries, "span_mask");
+  const Positions k_positions = q_positions.keys(keys);
+  std::vector<double> mask(static_cast<std::size_t>(queries * keys));
+  for (std::int64_t i = 0; i < queries; ++i)
+    for (std::int64_t j = 0; j < keys; ++j) {
+      const std::int64_t p = q_positions.at(i), s = k_positions.at(j);
+      const bool too_far = span.window > 0 && p - s >= span.window;
+      const bool other_chunk = span.chunk > 0 && p / span.chunk != s / span.chunk;
+      mask[i * keys + j] = too_far || other_chunk ? 1.0 : 0.0;
+    }
+  return ag::from_vector(mask, {queries, keys}, dtype);
+}
+// [span-mask]
 
 // [attention-forward]
 Tensor SelfAttention::forward(const Tensor& x, const Positions& at, LayerCache* cache) {

@@ -55,6 +55,22 @@ class SelfAttention : public ag::Module {
 ag::Tensor causal_mask(std::int64_t queries, std::int64_t keys, const Positions& q_positions,
                        ag::Dtype dtype);
 
+/// How far back a query may attend besides the causal mask: within a sliding window of the
+/// last `window` positions (Mistral's and Gemma's local layers), within its chunk of `chunk`
+/// positions (Llama 4's chunked layers), or both. 0 means no such limit.
+struct AttentionSpan {
+  std::int64_t window = 0;  ///< query i sees key j only when i - j < window; 0: no window
+  std::int64_t chunk = 0;   ///< ... and only when floor(i / chunk) == floor(j / chunk); 0: none
+};
+
+/// The keys outside each query's span, for Tq queries at q_positions and Tk keys at
+/// q_positions.keys(Tk), at absolute positions (so that cached decoding sees the full pass's
+/// mask): [Tq, Tk], 1 where key j lies outside query i's window (i - j >= window) or in
+/// another chunk (floor(i / chunk) != floor(j / chunk)), 0 elsewhere. Later keys are left to
+/// causal_mask. A query always sees itself. A negative window or chunk is an ag::Error.
+ag::Tensor span_mask(std::int64_t queries, std::int64_t keys, const Positions& q_positions,
+                     const AttentionSpan& span, ag::Dtype dtype);
+
 /// [B, T, H*D] -> [B, H, T, D]
 ag::Tensor split_heads(const ag::Tensor& x, std::int64_t heads);
 /// [B, H, T, D] -> [B, T, H*D]

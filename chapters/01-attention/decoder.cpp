@@ -17,7 +17,7 @@ std::vector<std::shared_ptr<AttentionPositions>> attention_parts(
   ag::check(config.layers > 0, "Decoder", "needs at least one layer, got ", config.layers);
   std::vector<std::shared_ptr<AttentionPositions>> parts;
   for (std::int64_t i = 0; i < config.layers; ++i) {
-    parts.push_back(encoding->make_attention_part(rng));
+    parts.push_back(encoding->make_layer_part(rng, i, config.layers));
     ag::check(parts.back() != nullptr, "Decoder", "encoding '", encoding->name(),
               "' made no attention part for layer ", i);
   }

@@ -45,7 +45,8 @@ struct KVCache {
 /// the output head.  ids [B, T] -> logits [B, T, V]
 class Decoder : public ag::Module {
  public:
-  /// Asks the encoding for one attention part per layer, which block i's attention owns.
+  /// Asks the encoding for one attention part per layer (make_layer_part(rng, i, L)), which
+  /// block i's attention owns.
   Decoder(const DecoderConfig& config, std::shared_ptr<PositionalEncoding> encoding, ag::Rng& rng,
           ag::Dtype dtype = ag::Dtype::f32);
 

@@ -95,11 +95,21 @@ class PositionalEncoding : public ag::Module {
     return x;
   }
 
-  /// The part that one attention layer will own. The decoder asks for one per layer, in
-  /// order, when it is built; a part with parameters of its own draws them from rng.
+  /// The part that one attention layer will own, the same kind for every layer; a part with
+  /// parameters of its own draws them from rng.
   virtual std::shared_ptr<AttentionPositions> make_attention_part(ag::Rng& rng) const {
     (void)rng;
     return std::make_shared<AttentionPositions>();
+  }
+
+  /// The part of layer `layer` (0 .. layers-1) of a model of `layers` blocks: the decoder asks
+  /// for one per layer, in order, when it is built. An encoding whose layers differ (chapter
+  /// 11's sliding-window, global and NoPE layers) chooses here; the default is
+  /// make_attention_part(rng), the same for every layer.
+  virtual std::shared_ptr<AttentionPositions> make_layer_part(ag::Rng& rng, std::int64_t layer,
+                                                              std::int64_t layers) const {
+    (void)layer, (void)layers;
+    return make_attention_part(rng);
   }
 
   /// The encoding's own quantities for `length` positions, by name (the sinusoidal table

@@ -2,6 +2,7 @@
 
 #include "chapters/01-attention/encoding_registry.hpp"
 #include "chapters/11-todays-models/hf_rope_rule.hpp"
+#include "chapters/11-todays-models/layer_types.hpp"
 #include "chapters/11-todays-models/pope.hpp"
 
 namespace pe {
@@ -9,7 +10,8 @@ namespace pe {
 // [register]
 void register_ch11_encodings() {
   register_hf_rope_options();  // Hugging Face's rope types, as options of chapter 5's "rope"
-  register_pope();
+  register_hybrid_encoding();  // layers that differ: local, global, chunked and NoPE layers
+  register_pope();             // PoPE: magnitudes for content, phases for position
 }
 // [register]
 

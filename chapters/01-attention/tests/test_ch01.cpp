@@ -57,6 +57,17 @@ struct SpyEncoding : PositionalEncoding {
   }
 };
 
+// Records which layer of how many each part was made for.
+struct LayerSpyEncoding : PositionalEncoding {
+  mutable std::vector<std::pair<std::int64_t, std::int64_t>> asked;  // (layer, layers)
+  std::string name() const override { return "layer-spy"; }
+  std::shared_ptr<AttentionPositions> make_layer_part(ag::Rng& rng, std::int64_t layer,
+                                                      std::int64_t layers) const override {
+    asked.emplace_back(layer, layers);
+    return make_attention_part(rng);
+  }
+};
+
 // Adds 0.5 (j - i) to the score of query i and key j: a known bias, to see where attention
 // adds it.
 struct TiltPositions : AttentionPositions {
@@ -240,6 +251,20 @@ TEST(Ch01Attention, EachLayerOwnsThePartTheEncodingMadeForIt) {
   SelfAttention plain(8, 2, rng);
   ASSERT_TRUE(plain.positions);
   EXPECT_TRUE(plain.positions->parameters().empty());
+}
+
+TEST(Ch01Attention, TheDecoderAsksForEachLayersPartByItsIndex) {
+  ag::Rng rng(12);
+  auto spy = std::make_shared<LayerSpyEncoding>();
+  DecoderConfig config = small_decoder_config();
+  config.layers = 4;
+  Decoder model(config, spy, rng);
+  EXPECT_EQ(spy->asked,
+            (std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 4}, {1, 4}, {2, 4}, {3, 4}}));
+  // and an encoding that does not choose by layer gets make_attention_part for every layer
+  auto same = std::make_shared<SpyEncoding>();
+  Decoder plain(config, same, rng);
+  EXPECT_EQ(same->log->parts_made, 4);
 }
 
 // grades: task 1.4
@@ -449,6 +474,63 @@ TEST(Ch01Positions, CausalMaskComparesPositions) {
   EXPECT_EQ(sampled.to_vector(), causal_mask(3, 3, 0, ag::Dtype::f64).to_vector());
   EXPECT_EQ(causal_mask(2, 4, 2, ag::Dtype::f64).to_vector(),
             (std::vector<double>{0, 0, 0, 1, 0, 0, 0, 0}));
+}
+
+// A window of 2: query i sees keys i - 1 and i (and, before causal_mask, every later key).
+TEST(Ch01Positions, SpanMaskHidesTheKeysOutsideTheWindow) {
+  const AttentionSpan window{2, 0};
+  EXPECT_EQ(span_mask(4, 4, 0, window, ag::Dtype::f64).to_vector(),
+            (std::vector<double>{0, 0, 0, 0,  //
+                                 0, 0, 0, 0,  //
+                                 1, 0, 0, 0,  //
+                                 1, 1, 0, 0}));
+  // queries at 3 and 4 (offset 3, a cache of three) against keys 0 .. 4: the last two rows of
+  // the full pass's mask
+  EXPECT_EQ(span_mask(2, 5, 3, window, ag::Dtype::f64).to_vector(),
+            (std::vector<double>{1, 1, 0, 0, 0,  //
+                                 1, 1, 1, 0, 0}));
+  // sampled positions 1, 2, 5, 6: distances are differences of ids, not of indices
+  EXPECT_EQ(
+      span_mask(4, 4, Positions(std::vector<std::int64_t>{1, 2, 5, 6}), window, ag::Dtype::f64)
+          .to_vector(),
+      (std::vector<double>{0, 0, 0, 0,  //
+                           0, 0, 0, 0,  //
+                           1, 1, 0, 0,  //
+                           1, 1, 0, 0}));
+  // a window of 1 leaves each query itself only
+  const Tensor self = span_mask(3, 3, 0, {1, 0}, ag::Dtype::f64);
+  EXPECT_EQ(self.to_vector(), (std::vector<double>{0, 0, 0, 1, 0, 0, 1, 1, 0}));
+}
+
+// Chunks of 2: positions 0-1, 2-3, 4-5 attend within their own chunk.
+TEST(Ch01Positions, SpanMaskHidesTheKeysInOtherChunks) {
+  const AttentionSpan chunks{0, 2};
+  EXPECT_EQ(span_mask(5, 5, 0, chunks, ag::Dtype::f64).to_vector(),
+            (std::vector<double>{0, 0, 1, 1, 1,  //
+                                 0, 0, 1, 1, 1,  //
+                                 1, 1, 0, 0, 1,  //
+                                 1, 1, 0, 0, 1,  //
+                                 1, 1, 1, 1, 0}));
+  // one query at 3 with a cache: it sees key 2 of its chunk only (key 3 is itself)
+  EXPECT_EQ(span_mask(1, 4, 3, chunks, ag::Dtype::f64).to_vector(),
+            (std::vector<double>{1, 1, 0, 0}));
+  // sampled positions 1, 2, 3, 7: chunks 0, 1, 1, 3
+  EXPECT_EQ(
+      span_mask(4, 4, Positions(std::vector<std::int64_t>{1, 2, 3, 7}), chunks, ag::Dtype::f64)
+          .to_vector(),
+      (std::vector<double>{0, 1, 1, 1,  //
+                           1, 0, 0, 1,  //
+                           1, 0, 0, 1,  //
+                           1, 1, 1, 0}));
+  // a window and chunks together hide what either hides: window 2 in chunks of 4
+  EXPECT_EQ(span_mask(1, 8, 7, {2, 4}, ag::Dtype::f64).to_vector(),
+            (std::vector<double>{1, 1, 1, 1, 1, 1, 0, 0}));
+  EXPECT_EQ(span_mask(1, 6, 5, {3, 4}, ag::Dtype::f64).to_vector(),
+            (std::vector<double>{1, 1, 1, 1, 0, 0}));
+  // no span hides nothing; a negative one is refused
+  EXPECT_EQ(span_mask(2, 2, 0, {}, ag::Dtype::f64).to_vector(), std::vector<double>(4, 0.0));
+  EXPECT_THROW(span_mask(2, 2, 0, {-1, 0}, ag::Dtype::f64), ag::Error);
+  EXPECT_THROW(span_mask(2, 2, 0, {0, -2}, ag::Dtype::f64), ag::Error);
 }
 
 TEST(Ch01Positions, SampledPositionsAndACacheAreRefused) {
