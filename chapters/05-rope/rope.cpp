@@ -212,24 +212,69 @@ namespace {
 struct RopeExtension {
   std::vector<std::string> option_names;
   RopeRuleReader read;
+  std::string owner;  // "chapter 8": who added them, for the messages
 };
 
-RopeExtension& rope_extension() {
-  static RopeExtension extension;
-  return extension;
+// Every extension, in the order the chapters added them.
+std::vector<RopeExtension>& rope_extensions() {
+  static std::vector<RopeExtension> extensions;
+  return extensions;
+}
+
+bool takes(const RopeExtension& extension, const std::string& option) {
+  return std::find(extension.option_names.begin(), extension.option_names.end(), option) !=
+         extension.option_names.end();
+}
+
+// Whether two extensions take `option` (chapter 8's and chapter 11's truncate): it then says
+// nothing about which of them the spec means.
+bool shared(const std::string& option) {
+  const auto& all = rope_extensions();
+  return std::count_if(all.begin(), all.end(), [&](const RopeExtension& extension) {
+           return takes(extension, option);
+         }) > 1;
+}
+
+// The rule of the one extension that the spec's options address, or null. An option that only
+// one extension takes (chapter 8's scaling, chapter 11's rope_type) addresses it; options of
+// two extensions are one line of error, since each rule sets the frequencies all by itself;
+// a shared option goes with the extension the others address.
+std::shared_ptr<const RopeFrequencyRule> extension_rule(const EncodingSpec& spec) {
+  const RopeExtension* chosen = nullptr;
+  std::string chosen_by;  // "scaling=yarn": the option that chose it, as given
+  for (const RopeExtension& extension : rope_extensions())
+    for (const std::string& name : extension.option_names) {
+      const auto given = spec.options.find(name);
+      if (given == spec.options.end() || shared(name)) continue;
+      const std::string option = name + "=" + given->second;
+      ag::check(!chosen, "rope", chosen_by, " (", chosen ? chosen->owner : "", ") and ", option,
+                " (", extension.owner, ") cannot both be given: each rule sets RoPE's ",
+                "frequencies by itself");
+      chosen = &extension;
+      chosen_by = option;
+      break;
+    }
+  if (chosen) return chosen->read(spec);
+  // No extension addressed: each reader returns null unless a shared option is given alone,
+  // which the first extension that takes it refuses in its own words.
+  for (const RopeExtension& extension : rope_extensions())
+    if (auto rule = extension.read(spec)) return rule;
+  return nullptr;
 }
 
 }  // namespace
 
 void register_ch05_encodings() {
   std::vector<std::string> options = {"base", "layout", "fraction"};
-  for (const std::string& name : rope_extension().option_names) options.push_back(name);
+  for (const RopeExtension& extension : rope_extensions())
+    for (const std::string& name : extension.option_names)
+      if (std::find(options.begin(), options.end(), name) == options.end()) options.push_back(name);
   register_encoding(
       {"rope", "05",
        "rotary: q and k turned by position-proportional angles, so q.k depends on n - m", options,
        [](const EncodingSpec& spec, ag::Rng&) {
          RotaryOptions options;
-         if (rope_extension().read) options.rule = rope_extension().read(spec);
+         options.rule = extension_rule(spec);
          options.base = number_option(spec, "rope", "base", options.base);
          options.fraction = number_option(spec, "rope", "fraction", options.fraction);
          if (auto it = spec.options.find("layout"); it != spec.options.end())
@@ -241,14 +286,17 @@ void register_ch05_encodings() {
        }});
 }
 
-void extend_rope(const std::vector<std::string>& option_names, RopeRuleReader read) {
+void extend_rope(const std::vector<std::string>& option_names, RopeRuleReader read,
+                 const std::string& owner) {
   register_ch05_encodings();
-  RopeExtension& extension = rope_extension();
-  for (const std::string& name : option_names)
-    if (std::find(extension.option_names.begin(), extension.option_names.end(), name) ==
-        extension.option_names.end())
-      extension.option_names.push_back(name);
-  extension.read = std::move(read);
+  std::vector<RopeExtension>& extensions = rope_extensions();
+  const auto same = std::find_if(extensions.begin(), extensions.end(), [&](const RopeExtension& e) {
+    return e.option_names == option_names;
+  });
+  if (same != extensions.end())
+    *same = {option_names, std::move(read), owner};  // the same chapter again: no new options
+  else
+    extensions.push_back({option_names, std::move(read), owner});
   add_encoding_options("rope", option_names);
 }
 

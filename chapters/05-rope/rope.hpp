@@ -52,8 +52,9 @@ ag::Tensor apply_rotary(const ag::Tensor& x, const Positions& positions, const a
 std::vector<std::int64_t> adjacent_to_half_permutation(std::int64_t head_width, std::int64_t dim);
 
 /// A rule that changes RoPE's frequencies for a pass over `length` positions: the hook through
-/// which chapter 8's context extension (linear, NTK, dynamic NTK, YaRN: rope_scaling.hpp) turns
-/// RoPE without this chapter knowing it. RoPE itself has no rule: theta_i as trained.
+/// which chapter 8's context extension (linear, NTK, dynamic NTK, YaRN: rope_scaling.hpp) and
+/// chapter 11's Hugging Face rope types (hf_rope.hpp) turn RoPE without this chapter knowing
+/// them. RoPE itself has no rule: theta_i as trained.
 class RopeFrequencyRule {
  public:
   virtual ~RopeFrequencyRule() = default;
@@ -120,15 +121,21 @@ class RotaryEncoding : public PositionalEncoding {
   RotaryOptions options_;
 };
 
-/// Reads a later chapter's options of a "rope" spec into a rule; null when the spec asks for
-/// none.
+/// Reads a later chapter's options of a "rope" spec into a rule; null when the spec gives none
+/// of them (or asks for RoPE as trained).
 using RopeRuleReader =
     std::function<std::shared_ptr<const RopeFrequencyRule>(const EncodingSpec& spec)>;
 
-/// The hook for a later chapter (chapter 8's scaling rules): from now on "rope" accepts the
-/// options `option_names` too, and builds its rule with `read`. Registers "rope" first if it
-/// is not there; extending again with the same names is a no-op.
-void extend_rope(const std::vector<std::string>& option_names, RopeRuleReader read);
+/// The hook for a later chapter (chapter 8's scaling rules, chapter 11's Hugging Face rope
+/// types): from now on "rope" accepts the options `option_names` too, and builds its rule with
+/// `read` when a spec gives one of them. Extensions compose: each reads only its own options,
+/// and a spec that gives options only two different extensions take (scaling=... and
+/// rope_type=...) is an error naming both, with `owner` ("chapter 8") saying whose they are;
+/// an option two extensions share (truncate) goes with the one the other options choose.
+/// Registers "rope" first if it is not there; extending again with the same names replaces
+/// that extension's reader and adds nothing.
+void extend_rope(const std::vector<std::string>& option_names, RopeRuleReader read,
+                 const std::string& owner = "a later chapter");
 
 /// Adds "rope" (options base, layout and fraction) to the registry.
 void register_ch05_encodings();

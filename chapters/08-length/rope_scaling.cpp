@@ -214,7 +214,8 @@ RopeScalingOptions rope_scaling_options(const EncodingSpec& spec) {
 void register_ch08_encodings() {
   extend_rope(
       {"scaling", "scale", "train_length", "alpha", "beta", "truncate"},
-      [](const EncodingSpec& spec) { return rope_scaling_rule(rope_scaling_options(spec)); });
+      [](const EncodingSpec& spec) { return rope_scaling_rule(rope_scaling_options(spec)); },
+      "chapter 8");
 }
 
 }  // namespace pe

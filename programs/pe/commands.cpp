@@ -16,6 +16,9 @@
 #if PE_HAS_CHAPTER_8
 #include "chapters/08-length/lengths.hpp"
 #endif
+#if PE_HAS_CHAPTER_11
+#include "chapters/11-todays-models/hf_config.hpp"
+#endif
 
 namespace pe {
 
@@ -302,31 +305,65 @@ void add_inspect_command(CLI::App& app) {
   struct Flags {
     InspectRequest request;            // its defaults are the command's
     std::vector<std::string> options;  // key=value, into request.options
+    std::string hf_config;             // a model's config.json (chapter 11)
+    bool json = false;
   };
   auto flags = std::make_shared<Flags>();
   InspectRequest& r = flags->request;
-  auto* cmd = app.add_subcommand("inspect", "an encoding's own quantities as JSON");
+  auto* cmd = app.add_subcommand(
+      "inspect",
+      "an encoding's own quantities as JSON; `inspect rope --hf-config FILE`: a model's "
+      "config.json, its layers' rotations explained");
   cmd->add_option("encoding", r.encoding, "encoding name (see pe list)")->required();
-  cmd->add_option("--length", r.length, "positions")
+  cmd->add_option("--length", r.length,
+                  "positions (with --hf-config: the length of the pass, default none: the "
+                  "frequencies at initialisation)")
       ->capture_default_str()
       ->check(within(limits::length));
-  cmd->add_option("--dim", r.dim, "model width C")
-      ->capture_default_str()
-      ->check(whole_number<std::int64_t>(1, 65536));
-  cmd->add_option("--heads", r.heads, "attention heads")
-      ->capture_default_str()
-      ->check(whole_number<std::int64_t>(1, 1024));
-  cmd->add_option("--option,-o", flags->options, "encoding option key=value (repeatable)");
-  cmd->add_option("--vector", r.vector,
-                  "a query of one head (D = dim / heads numbers, comma-separated) to pass through "
-                  "the encoding's rotate hook; printed as \"rotated\"")
-      ->delimiter(',')
-      ->check(real_number(-INFINITY));
-  cmd->add_option("--positions", r.positions,
-                  "positions at which to rotate --vector (default 0 .. length-1)")
-      ->delimiter(',')
-      ->check(whole_number<std::int64_t>(0, 1000000));
-  cmd->callback([flags] {
+  std::vector<CLI::Option*> encoding_only = {
+      cmd->add_option("--dim", r.dim, "model width C")
+          ->capture_default_str()
+          ->check(whole_number<std::int64_t>(1, 65536)),
+      cmd->add_option("--heads", r.heads, "attention heads")
+          ->capture_default_str()
+          ->check(whole_number<std::int64_t>(1, 1024)),
+      cmd->add_option("--option,-o", flags->options, "encoding option key=value (repeatable)"),
+      cmd->add_option("--vector", r.vector,
+                      "a query of one head (D = dim / heads numbers, comma-separated) to pass "
+                      "through the encoding's rotate hook; printed as \"rotated\"")
+          ->delimiter(',')
+          ->check(real_number(-INFINITY)),
+      cmd->add_option("--positions", r.positions,
+                      "positions at which to rotate --vector (default 0 .. length-1)")
+          ->delimiter(',')
+          ->check(whole_number<std::int64_t>(0, 1000000))};
+#if PE_HAS_CHAPTER_11
+  auto* hf = cmd->add_option("--hf-config", flags->hf_config,
+                             "with `inspect rope`: a Hugging Face model's config.json, read "
+                             "and explained layer type by layer type (chapter 11): a table, "
+                             "or JSON with --json")
+                 ->check(not_empty("a config.json file"));
+  for (auto* option : encoding_only) hf->excludes(option);
+  cmd->add_flag("--json", flags->json, "with --hf-config: print the explanation as JSON")
+      ->needs(hf);
+#endif
+  cmd->callback([flags, cmd] {
+#if PE_HAS_CHAPTER_11
+    if (!flags->hf_config.empty()) {
+      ag::check(flags->request.encoding == "rope", "inspect",
+                "--hf-config explains a model's rotations: it goes with `pe inspect rope`, not '",
+                flags->request.encoding, "'");
+      const HfModelRope model = read_hf_config_file(flags->hf_config);
+      const std::int64_t length = cmd->count("--length") ? flags->request.length : 0;
+      if (flags->json)
+        std::cout << explain_hf_rope(model, length).dump() << "\n";
+      else
+        std::cout << hf_rope_table(model, length);
+      return;
+    }
+#else
+    (void)cmd;
+#endif
     flags->request.options = parse_pairs(flags->options, "--option");
     std::cout << inspect_encoding(flags->request).dump() << "\n";
   });

@@ -5,6 +5,7 @@
 //   pe eval CHECKPOINT --lengths 32,64    accuracy of a trained model at given lengths
 //   pe heatmap CHECKPOINT --out FILE.png  attention of a trained model on a held-out sequence
 //   pe inspect ENCODING                   an encoding's own quantities as JSON (see each chapter)
+//   pe inspect rope --hf-config FILE      a model's config.json explained (chapter 11; --json)
 //   pe table                              Part I's encodings on the reference tasks (--part)
 //   pe generate CHECKPOINT --prompt TEXT --tokens N   text from a charlm model (generate.hpp)
 //   pe export CHECKPOINT --out FILE.safetensors       the model for PyTorch, with check logits
