@@ -26,7 +26,7 @@ std::string hf_rope_type_name(HfRopeType type);
 struct HfRopeParameters {
   HfRopeType type = HfRopeType::standard;  ///< rope_type
   double rope_theta = 10000;               ///< the base
-  std::int64_t head_dim = 0;  ///< head_dim, or hidden_size / num_attention_heads
+  std::int64_t head_dim = 0;               ///< head_dim, or hidden_size / num_attention_heads
   /// The fraction of head_dim that turns: dim = int(head_dim * it) for every type but
   /// proportional, whose planes keep exponents over the whole head_dim (see there).
   double partial_rotary_factor = 1;
@@ -48,9 +48,9 @@ struct HfRopeParameters {
 /// What a rope type gives a layer: its inverse frequencies theta_i (dim/2 of them; head_dim/2
 /// for proportional, the tail zero) and the factor cos and sin are multiplied by.
 struct HfRopeFrequencies {
-  std::vector<double> inv_freq;   ///< theta_i, i = 0 .. dim/2 - 1
-  double attention_factor = 1;    ///< multiplies q and k after the rotation (scores: squared)
-  std::int64_t rotated_width = 0; ///< dim: the coordinates the planes cover
+  std::vector<double> inv_freq;    ///< theta_i, i = 0 .. dim/2 - 1
+  double attention_factor = 1;     ///< multiplies q and k after the rotation (scores: squared)
+  std::int64_t rotated_width = 0;  ///< dim: the coordinates the planes cover
 };
 
 /// An ag::Error in one line naming the field unless the parameters make sense for their type:
@@ -60,11 +60,27 @@ struct HfRopeFrequencies {
 /// positive entries, ...).
 void check_hf_rope(const HfRopeParameters& parameters);
 
+/// check_hf_rope without the widths (head_dim, partial_rotary_factor, the length of longrope's
+/// lists): what a rule can check before RoPE gives it its rotated width.
+void check_hf_rope_fields(const HfRopeParameters& parameters);
+
 /// The inverse frequencies and attention factor of _compute_<type>_parameters for a pass over
 /// seq_len positions (dynamic and longrope depend on it; 0 stands for Hugging Face's None:
 /// the initialisation). Checks the parameters first (check_hf_rope).
-HfRopeFrequencies hf_rope_frequencies(const HfRopeParameters& parameters,
-                                      std::int64_t seq_len = 0);
+HfRopeFrequencies hf_rope_frequencies(const HfRopeParameters& parameters, std::int64_t seq_len = 0);
+
+/// The attention factor of hf_rope_frequencies, which depends on the type's fields only: yarn's
+/// attention_factor, else get_mscale(s, mscale) / get_mscale(s, mscale_all_dim) when both are
+/// given and non-zero, else get_mscale(s); longrope's attention_factor, else
+/// longrope_attention_factor(s, L0); 1 for the other types. Checks the fields first
+/// (check_hf_rope_fields).
+double hf_rope_attention_factor(const HfRopeParameters& parameters);
+
+/// The scale s in force for a pass over seq_len positions: factor; for yarn and longrope
+/// without one, max_position_embeddings / original_max_position_embeddings; for dynamic,
+/// factor * T / max_position_embeddings - (factor - 1) with T = max(seq_len,
+/// max_position_embeddings); 1 for default, and for proportional without a factor.
+double hf_rope_scale(const HfRopeParameters& parameters, std::int64_t seq_len = 0);
 
 // [llama3-frequencies]
 /// Llama 3.1's three bands, from the default frequencies theta (of any rope width): with
