@@ -264,6 +264,17 @@ def drawn_pixels(driver, figure, index):
         return n;""", figure, index)
 
 
+def canvases_drawn(check, driver, figure, figure_name, canvases, least):
+    """Fails unless each of the figure's canvases (index, what it shows) has at least `least`
+    pixels drawn."""
+    for index, name in canvases:
+        pixels = drawn_pixels(driver, figure, index)
+        if pixels < least:
+            check.fail("%s: the canvas of %s is blank (%d pixels drawn)" % (figure_name, name, pixels))
+        else:
+            check.note("%s: the canvas of %s has %d pixels drawn" % (figure_name, name, pixels))
+
+
 def check_distance_bias(check, driver):
     """Chapter 9's learned distance functions: each curve against its closed form (KERPLE's
     kernel, FIRE's normalised distance through the linear f(u) = -4u, ALiBi's line), the
@@ -307,12 +318,7 @@ def check_distance_bias(check, driver):
     dpb = page["dpb"]
     if len(dpb) != 96 or max(dpb) - min(dpb) < 1e-6:
         check.fail("distance_bias: the dynamic position bias is flat or missing (%d values)" % len(dpb))
-    for index, name in ((0, "the bias"), (1, "FIRE's input")):
-        pixels = drawn_pixels(driver, figure, index)
-        if pixels < 2000:
-            check.fail("distance_bias: the canvas of %s is blank (%d pixels drawn)" % (name, pixels))
-        else:
-            check.note("distance_bias: the canvas of %s has %d pixels drawn" % (name, pixels))
+    canvases_drawn(check, driver, figure, "distance_bias", ((0, "the bias"), (1, "FIRE's input")), 2000)
     screenshot(check, driver, figure, "distance_bias")
 
     # The controls: the power form with r2 = 1 is ALiBi's line; FIRE's query past L reads psi(i)
@@ -409,12 +415,8 @@ def check_content_positions(check, driver):
     if not page:
         return
     compare(page, text, chosen, 3, 0.2, 0.9, "'.a' chosen in %r, s 3" % text)
-    for index, name in ((0, "CoPE's matrix"), (1, "the gate's matrix"), (2, "CoPE's row"), (3, "the gate's row")):
-        pixels = drawn_pixels(driver, figure, index)
-        if pixels < 2000:
-            check.fail("content_positions: the canvas of %s is blank (%d pixels drawn)" % (name, pixels))
-        else:
-            check.note("content_positions: the canvas of %s has %d pixels drawn" % (name, pixels))
+    canvases_drawn(check, driver, figure, "content_positions",
+                   ((0, "CoPE's matrix"), (1, "the gate's matrix"), (2, "CoPE's row"), (3, "the gate's row")), 2000)
     screenshot(check, driver, figure, "content_positions")
 
     def redrawn(previous):
@@ -520,7 +522,7 @@ def check_rope_config(check, driver):
             check.fail("rope_config: %s: the layer pattern %s is not the layer types' %s" % (what, page["pattern"], pattern))
             return
         planes = sum(len(kind.get("planes", [])) for kind in expected["layer_types"])
-        check.note("rope_config: %s: %d kinds of layer, %d planes, pattern of %d layers, the same as pe inspect rope "
+        check.note("rope_config: %s: %d kind(s) of layer, %d planes, pattern of %d layers, the same as pe inspect rope "
                    "--hf-config" % (what, len(expected["layer_types"]), planes, expected["layers"]))
 
     def redrawn(figure, previous, condition):
@@ -567,12 +569,8 @@ def check_rope_config(check, driver):
     closeness("Llama 3.1's wavelength / L0", [p["wavelength_over_context"] for p in kind["planes"]],
               [2 * math.pi / t / L0 for _, _, t in expected])
     compare_native(page, LLAMA_31)
-    for index, name in ((0, "the layer pattern"), (1, "the wavelengths"), (2, "the divisors")):
-        pixels = drawn_pixels(driver, figure, index)
-        if pixels < 1000:
-            check.fail("rope_config: the canvas of %s is blank (%d pixels drawn)" % (name, pixels))
-        else:
-            check.note("rope_config: the canvas of %s has %d pixels drawn" % (name, pixels))
+    canvases_drawn(check, driver, figure, "rope_config",
+                   ((0, "the layer pattern"), (1, "the wavelengths"), (2, "the divisors")), 2000)
     screenshot(check, driver, figure, "rope_config")
 
     # Every other example, chosen in the menu (with the keyboard's choice: a change event), the
@@ -593,8 +591,7 @@ def check_rope_config(check, driver):
                 name, figure.find_element(By.CLASS_NAME, "pe-live-status").text))
             continue
         compare_native(now, name)
-        if any(not kind["rotary"] for kind in now["layer_types"]):
-            screenshot(check, driver, figure, "rope_config_" + name[:-5])
+        screenshot(check, driver, figure, "rope_config_" + name[:-len(".json")])
 
     # A pass longer than the original context: Phi-3's longrope switches to its long factors.
     phi = next((n for n in names if n.startswith("phi-3")), None)

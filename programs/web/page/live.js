@@ -184,9 +184,10 @@
       return input;
     }
 
-    /// A text area for a long text (a whole config.json, say), across the controls. The address
-    /// does not keep it: the figure reads it itself and reacts to onEdit(f), which calls f
-    /// after the reader stops typing for `pause` ms (and at once on a paste).
+    /// A text area for a long text (a whole config.json, say), across the controls; one per
+    /// figure (its id is pe-NAME-textarea). The address does not keep it: the figure reads it
+    /// itself and reacts to onEdit(f), which calls f after the reader stops typing for `pause`
+    /// ms (and at once on a paste).
     textarea(label, value, rows, pause) {
       const id = "pe-" + this.name + "-textarea";
       const box = element("span", {class: "pe-live-control pe-live-wide"}, this.controlsBox);

@@ -6,7 +6,8 @@
 // which kind. This file only draws; a config the chapter refuses shows its one-line error.
 "use strict";
 (function () {
-  const BANDS = [["kept", "#1f77b4"], ["interpolated", "#d62728"], ["blended", "#9467bd"],
+  // Fast planes to slow ones, as Llama 3.1 orders them.
+  const BANDS = [["kept", "#1f77b4"], ["blended", "#9467bd"], ["interpolated", "#d62728"],
                  ["rescaled", "#ff7f0e"], ["zero", "#999999"]];
   const BAND_COLOUR = Object.fromEntries(BANDS);
   const KIND_COLOURS = ["#1f77b4", "#2ca02c", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
@@ -33,7 +34,7 @@
     if (kind.temperature) parts.push("temperature 1 + " + kind.temperature.attn_scale + " log1p(floor((p + 1) / " +
                                      kind.temperature.floor_scale + "))");
     if (!kind.rotary) return parts.concat(["no rotation at all (NoPE)"]).join("; ") + ".";
-    let rope = kind.rope_type + " rope, theta " + PePlots.format(kind.rope_theta) + ", head_dim " + kind.head_dim +
+    let rope = kind.rope_type + " rope, theta " + kind.rope_theta + ", head_dim " + kind.head_dim +
                ", " + kind.planes.length + " planes over " + kind.rotated_width + " coordinates";
     if (kind.factor !== null) rope += ", factor " + PePlots.format(kind.factor);
     if (kind.original_context !== null) rope += ", original context " + kind.original_context;
@@ -88,9 +89,9 @@
         row.className = "pe-live-row";
         box.appendChild(row);
         const planes = kind.planes, n = planes.length, x = planes.map(p => p.i);
-        const waves = fig.canvas(520, 320, kind.name + ": the wavelength of each plane, scaled and unscaled, " +
+        const waves = fig.canvas(480, 320, kind.name + ": the wavelength of each plane, scaled and unscaled, " +
                                  "against the original context", row);
-        const divisors = fig.canvas(300, 320, kind.name + ": each plane's frequency divided by", row);
+        const divisors = fig.canvas(310, 320, kind.name + ": each plane's frequency divided by", row);
         const unscaled = planes.map(p => (p.default_inv_freq > 0 ? 2 * Math.PI / p.default_inv_freq : NaN));
         const series = [{name: "unscaled (rope_theta alone)", x, y: unscaled, dashed: true, colour: "#888"}];
         for (const [band, colour] of BANDS) {
@@ -114,7 +115,9 @@
         const highest = Math.max(1, kind.factor || 1, ...ratio.filter(Number.isFinite));
         PePlots.bars(divisors, {values: ratio, colours: planes.map(p => BAND_COLOUR[p.band]), yRange: [0, highest * 1.08],
                                 line: kind.factor ? {y: kind.factor, label: "factor " + PePlots.format(kind.factor)} : null,
-                                xLabel: "plane i", yLabel: "unscaled / scaled frequency", title: "the divisor of each plane"});
+                                xLabel: "plane i", yLabel: "unscaled / scaled frequency",
+                                title: "the divisor of each plane" + (kind.bands.zero ? " (" + kind.bands.zero +
+                                       " zero planes: none)" : "")});
       }
 
       function drawPattern(answer) {
