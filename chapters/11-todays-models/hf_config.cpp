@@ -73,11 +73,14 @@ std::string shown(const json& value) {
   return text;
 }
 
-std::string number_text(double x) {
+std::string number_text(double x, int digits = 6) {
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.6g", x);
+  std::snprintf(buffer, sizeof buffer, "%.*g", digits, x);
   return buffer;
 }
+
+// Wavelengths and divisors in the table: three digits are what a reader compares.
+std::string short_text(double x) { return number_text(x, 3); }
 
 // One JSON object of the config and the path that names its fields in messages: "" for the
 // top, "text_config." inside a multimodal config, "rope_scaling." inside the dict.
@@ -732,7 +735,10 @@ nlohmann::json explain_hf_rope(const HfModelRope& model, std::int64_t seq_len) {
       const std::vector<double> plain = default_frequencies(p);
       ag::check(plain.size() == f.inv_freq.size(), "explain_hf_rope", t.name, ": ",
                 f.inv_freq.size(), " frequencies against ", plain.size(), " unscaled ones");
-      const double factor = p.factor.value_or(1.0);
+      // The bands' factor: the config's (1 without one: longrope's lists then read as
+      // rescaled), and for dynamic the scale in force at this length.
+      const double scale = hf_rope_scale(p, seq_len);
+      const double factor = p.type == HfRopeType::dynamic ? scale : p.factor.value_or(1.0);
       const std::int64_t context = original_context(p);
       e["rope_type"] = hf_rope_type_name(p.type);
       e["head_dim"] = p.head_dim;
@@ -740,7 +746,12 @@ nlohmann::json explain_hf_rope(const HfModelRope& model, std::int64_t seq_len) {
       e["rope_theta"] = p.rope_theta;
       e["partial_rotary_factor"] = p.partial_rotary_factor;
       e["factor"] = p.factor ? json(*p.factor) : json(nullptr);
+      e["scale"] = scale;
       e["original_context"] = context ? json(context) : json(nullptr);
+      // Where L0 comes from: the pretraining length, or only the longest position.
+      e["context_from"] = p.original_max_position_embeddings ? "original_max_position_embeddings"
+                          : context                          ? "max_position_embeddings"
+                                                             : "";
       e["attention_factor"] = f.attention_factor;
       if (p.type == HfRopeType::longrope)
         e["longrope_factors"] = seq_len > p.original_max_position_embeddings.value_or(0)
@@ -749,7 +760,7 @@ nlohmann::json explain_hf_rope(const HfModelRope& model, std::int64_t seq_len) {
       if (p.mscale_all_dim && model.model_type.find("deepseek") != std::string::npos) {
         // modeling_deepseek_v3.py: the softmax scale is multiplied by get_mscale(s,
         // mscale_all_dim)^2.
-        const double m = yarn_mscale(factor, *p.mscale_all_dim);
+        const double m = yarn_mscale(scale, *p.mscale_all_dim);
         e["softmax_scale_factor"] = m * m;
       }
       json counts = json::object();
@@ -812,9 +823,11 @@ std::string hf_rope_table(const HfModelRope& model, std::int64_t seq_len) {
            number_text(e["rope_theta"].get<double>()) + "\n";
     std::string scale;
     if (!e["factor"].is_null()) scale += "factor " + number_text(e["factor"].get<double>()) + ", ";
+    if (e["scale"].get<double>() != (e["factor"].is_null() ? 1.0 : e["factor"].get<double>()))
+      scale += "scale in force " + number_text(e["scale"].get<double>()) + ", ";
     if (!e["original_context"].is_null())
-      scale +=
-          "original context " + std::to_string(e["original_context"].get<std::int64_t>()) + ", ";
+      scale += (e["context_from"] == "max_position_embeddings" ? "context " : "original context ") +
+               std::to_string(e["original_context"].get<std::int64_t>()) + ", ";
     if (e.contains("longrope_factors"))
       scale += e["longrope_factors"].get<std::string>() + " in force, ";
     scale += "attention factor " + number_text(e["attention_factor"].get<double>());
@@ -843,16 +856,15 @@ std::string hf_rope_table(const HfModelRope& model, std::int64_t seq_len) {
       if (b == HfBand::zero) {
         line += ": frequency 0, never turn";
       } else {
-        line +=
-            ": wavelength " + number_text(low) + (low == high ? "" : " .. " + number_text(high));
+        line += ": wavelength " + short_text(low) + (low == high ? "" : " .. " + short_text(high));
         if (!e["original_context"].is_null()) {
           const double context = e["original_context"].get<double>();
-          line += " (" + number_text(low / context) +
-                  (low == high ? "" : " .. " + number_text(high / context)) + " x context)";
+          line += " (" + short_text(low / context) +
+                  (low == high ? "" : " .. " + short_text(high / context)) + " x context)";
         }
         if (b != HfBand::kept)
-          line += ", divided by " + number_text(divisor_low) +
-                  (divisor_low == divisor_high ? "" : " .. " + number_text(divisor_high));
+          line += ", divided by " + short_text(divisor_low) +
+                  (divisor_low == divisor_high ? "" : " .. " + short_text(divisor_high));
       }
       out += line + "\n";
     }

@@ -17,21 +17,25 @@ namespace pe {
 
 /// One kind of layer of a model, as its config.json sets position handling.
 struct HfLayerType {
-  /// "all" (every layer alike), or the config's layer type: "full_attention",
-  /// "sliding_attention", or "rope" and "nope" for Llama 4's two kinds.
+  /// "all" (every layer alike), or the config's layer type ("full_attention",
+  /// "sliding_attention", ...), or "rope" and "nope" for Llama 4's two kinds (the layer type
+  /// with "/rope" or "/nope" added when a layer_types entry holds both kinds).
   std::string name;
   std::vector<std::int64_t> layers;  ///< the layers of this kind, 0-based, ascending
-  bool rotary = true;                ///< false: a NoPE layer (no rotation at all)
-  HfRopeParameters rope;             ///< the rotation's parameters, when rotary
-  std::int64_t window = 0;           ///< sliding window in tokens; 0: full attention
-  std::int64_t chunk = 0;            ///< attention chunk size in tokens; 0: none
-  double temperature_floor = 0;      ///< Llama 4's floor_scale (0: no temperature)
-  double temperature_scale = 0;      ///< Llama 4's attn_scale
+  /// false: no rotation at all (a NoPE layer, or a "linear_attention" layer, which has no
+  /// attention scores to rotate)
+  bool rotary = true;
+  HfRopeParameters rope;         ///< the rotation's parameters, when rotary
+  std::int64_t window = 0;       ///< sliding window in tokens; 0: full attention
+  std::int64_t chunk = 0;        ///< attention chunk size in tokens; 0: none
+  double temperature_floor = 0;  ///< Llama 4's floor_scale (0: no temperature)
+  double temperature_scale = 0;  ///< Llama 4's attn_scale
 };
 
 /// A model's position handling: its layers, grouped by kind.
 struct HfModelRope {
-  std::string model_type;          ///< the config's model_type, or "" when absent
+  /// the config's model_type (its text_config's in a multimodal config: "gemma3_text"), or ""
+  std::string model_type;
   std::int64_t layers = 0;         ///< num_hidden_layers
   std::vector<HfLayerType> types;  ///< every layer in exactly one, in order of first layer
 };
@@ -62,17 +66,27 @@ enum class HfBand {
 std::string hf_band_name(HfBand band);
 
 /// The band of a plane whose frequency is `inv_freq` and would be `default_inv_freq` unscaled,
-/// under a scaling `factor` (the layer type's, 1 when it has none). Ratios r = default / inv_freq
-/// are compared with a relative tolerance of 1e-9: r = 1 is kept, r = factor (> 1) is
-/// interpolated, 1 < r < factor is blended, any other r is rescaled; inv_freq = 0 is zero.
+/// under a scaling `factor` (explain_hf_rope passes the layer type's factor, 1 when it has
+/// none, and for dynamic the scale in force). With the divisor r = default / inv_freq, compared
+/// with a relative tolerance of 1e-9 (both are computed in double from the same formulas, so a
+/// kept or fully divided plane matches to rounding): r = 1 is kept, r = factor (> 1) is
+/// interpolated, 1 < r < factor is blended, any other r is rescaled (longrope's per-plane
+/// factors, a plane turned faster); inv_freq = 0 is zero.
 HfBand hf_band(double inv_freq, double default_inv_freq, double factor);
 
-/// The explanation of a model's position handling as JSON: model_type, layers, and per layer
-/// type its layers, rotary, window, chunk, temperature; for a rotary type its rope type,
-/// head_dim, rotated width, theta, factor, original context, attention factor, a count per
-/// band, and per plane i: inv_freq, default_inv_freq, wavelength (2 pi / inv_freq; null for a
-/// zero frequency), wavelength / original context (null likewise) and band. seq_len is the
-/// length of the pass (dynamic and longrope depend on it; 0: at initialisation).
+/// The explanation of a model's position handling as JSON: {"model_type", "layers",
+/// "seq_len", "layer_types": [...]}, per layer type its "name", "layers", "count", "rotary",
+/// "window", "chunk" (null when none) and "temperature" (null, or its floor_scale, attn_scale,
+/// formula and, for a length, its value at the last position); for a rotary type also
+/// "rope_type", "head_dim", "rotated_width", "rope_theta", "partial_rotary_factor", "factor",
+/// "scale" (hf_rope_scale: the scale in force), "original_context" (L0: the original
+/// max_position_embeddings, else max_position_embeddings; "context_from" says which),
+/// "attention_factor", longrope's "longrope_factors" (which list is in force), DeepSeek's
+/// "softmax_scale_factor" (its attention multiplies the softmax scale by
+/// get_mscale(s, mscale_all_dim)^2), a count per band in "bands", and "planes": per plane i its
+/// inv_freq, default_inv_freq (plain RoPE of the same heads), wavelength 2 pi / inv_freq and
+/// wavelength / L0 (null for a zero frequency or an unknown L0) and band (hf_band). seq_len is
+/// the length of the pass (dynamic and longrope depend on it; 0: at initialisation).
 nlohmann::json explain_hf_rope(const HfModelRope& model, std::int64_t seq_len = 0);
 
 /// The same explanation as a short plain-text table for a terminal: one block per layer type,

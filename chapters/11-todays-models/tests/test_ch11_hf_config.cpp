@@ -117,10 +117,10 @@ TEST(Ch11HfConfig, Llama31KeepsPlanesUnder2048AndDividesPlanesOver8192) {
     EXPECT_NEAR(e["planes"][i]["wavelength_over_context"].get<double>(), 2 * kPi / expected / 8192,
                 1e-9);
   }
-  EXPECT_EQ(e["planes"][28]["band"], "kept");     // wavelength 1926
+  EXPECT_EQ(e["planes"][28]["band"], "kept");     // wavelength 1956
   EXPECT_EQ(e["planes"][29]["band"], "blended");  // wavelength 2402: divided by 1.2075
   EXPECT_NEAR(divisor(e, 29), 1.2074838712836620, 1e-9);
-  EXPECT_EQ(e["planes"][35]["band"], "interpolated");  // wavelength 8220
+  EXPECT_EQ(e["planes"][35]["band"], "interpolated");  // wavelength 8219
 }
 
 TEST(Ch11HfConfig, Llama32UsesFactor32OnItsNarrowerHeads) {
@@ -264,6 +264,38 @@ TEST(Ch11HfConfig, Qwen3KeepsEveryPlane) {
   EXPECT_EQ(e["original_context"], 40960);  // max_position_embeddings: no original is given
 }
 
+// Llama 4 as transformers v5 saves it (layer_types "chunked_attention" for the rotating
+// layers, "full_attention" for the NoPE ones), a layer type holding both kinds, and
+// Qwen3-Next's linear_attention layers, which do not rotate.
+TEST(Ch11HfConfig, NamesTheKindsWithinLayerTypes) {
+  json v5 = example("llama-4-scout");
+  json& text = v5["text_config"];
+  text["layer_types"] = json::array();
+  for (int i = 0; i < 48; ++i)
+    text["layer_types"].push_back((i + 1) % 4 ? "chunked_attention" : "full_attention");
+  const HfModelRope saved = read_hf_config(v5);
+  ASSERT_EQ(saved.types.size(), 2u);
+  EXPECT_EQ(type_named(saved, "chunked_attention").chunk, 8192);
+  EXPECT_EQ(type_named(saved, "full_attention").layers, range(3, 47, 4));
+  EXPECT_EQ(type_named(saved, "full_attention").temperature_floor, 8192);
+  EXPECT_FALSE(type_named(saved, "full_attention").rotary);
+
+  for (auto& t : text["layer_types"]) t = "full_attention";
+  const HfModelRope mixed = read_hf_config(v5);
+  EXPECT_EQ(type_named(mixed, "full_attention/nope").layers, range(3, 47, 4));
+  EXPECT_EQ(type_named(mixed, "full_attention/rope").chunk, 8192);
+  EXPECT_EQ(type_named(mixed, "full_attention/nope").chunk, 0);
+
+  json next = example("qwen3-8b");
+  next["layer_types"] = json::array();
+  for (int i = 0; i < 36; ++i)
+    next["layer_types"].push_back((i + 1) % 4 ? "linear_attention" : "full_attention");
+  const HfModelRope hybrid = read_hf_config(next);
+  EXPECT_FALSE(type_named(hybrid, "linear_attention").rotary);
+  EXPECT_EQ(type_named(hybrid, "full_attention").layers, range(3, 35, 4));
+  EXPECT_EQ(type_named(hybrid, "full_attention").rope.rope_theta, 1000000);
+}
+
 // The explanation's numbers are hf_rope_frequencies's, for every example and layer type.
 TEST(Ch11HfConfig, ExplanationsAreHfRopeFrequencies) {
   for (const auto& name : kExamples) {
@@ -293,7 +325,7 @@ TEST(Ch11HfConfig, TableIsABlockPerLayerTypeAndALinePerBand) {
     const std::string table = hf_rope_table(read_example(name), 8192);
     const auto lines = std::count(table.begin(), table.end(), '\n');
     EXPECT_LT(lines, 24) << name << ":\n" << table;
-    EXPECT_NE(table.find("kept"), std::string::npos) << name << ":\n" << table;
+    EXPECT_NE(table.find(" planes ("), std::string::npos) << name << ":\n" << table;
   }
   const std::string scout = hf_rope_table(read_example("llama-4-scout"));
   EXPECT_NE(scout.find("nope: 12 layers (3, 7, 11, 15, 19, ..., 47)"), std::string::npos) << scout;

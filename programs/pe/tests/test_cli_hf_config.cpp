@@ -40,7 +40,8 @@ TEST(CliHfConfig, PrintsATableOfBandsPerLayerType) {
   EXPECT_NE(o.output.find("interpolated  29 planes (35-63)"), std::string::npos) << o.output;
   EXPECT_LT(o.lines(), 12) << o.output;
 
-  const Outcome scout = run("inspect rope --hf-config " + example("llama-4-scout") + " --length 16384");
+  const Outcome scout =
+      run("inspect rope --hf-config " + example("llama-4-scout") + " --length 16384");
   ASSERT_EQ(scout.exit_code, 0) << scout.output;
   EXPECT_NE(scout.output.find("for a pass over 16384 positions"), std::string::npos);
   EXPECT_NE(scout.output.find("no rotation (NoPE)"), std::string::npos) << scout.output;
@@ -61,8 +62,8 @@ TEST(CliHfConfig, PrintsTheExplanationAsJson) {
     EXPECT_EQ(e["bands"]["kept"], 64);
     EXPECT_EQ(e["bands"]["zero"], 192);
   }
-  const Outcome phi = run("inspect rope --hf-config " + example("phi-3-mini-128k") +
-                          " --json --length 8192");
+  const Outcome phi =
+      run("inspect rope --hf-config " + example("phi-3-mini-128k") + " --json --length 8192");
   ASSERT_EQ(phi.exit_code, 0) << phi.output;
   EXPECT_EQ(nlohmann::json::parse(phi.output)["layer_types"][0]["longrope_factors"], "long_factor");
 }
