@@ -505,12 +505,11 @@ def check_rope_config(check, driver):
         else:
             check.note("rope_config: %s: %d values, the formula's to %.1e" % (what, len(expected), worst))
 
-    def native(name, length=0):
+    def compare_native(page, name, length=0, path=None):
+        """The page's explanation against pe inspect rope --hf-config's for the example `name`
+        (or the file at `path`)."""
         extra = ["--length", str(length)] if length else []
-        return check.inspect("rope", "--hf-config", os.path.join(CONFIGS, name), "--json", *extra)
-
-    def compare_native(page, name, length=0):
-        expected = native(name, length)
+        expected = check.inspect("rope", "--hf-config", path or os.path.join(CONFIGS, name), "--json", *extra)
         what = "%s%s" % (name, ", a pass of %d" % length if length else "")
         for key in ("model_type", "layers", "layer_types"):
             if page.get(key) != expected.get(key):
@@ -632,6 +631,31 @@ def check_rope_config(check, driver):
     if choice != "pasted" or "rope_config.example=pasted" not in driver.execute_script("return location.hash"):
         check.fail("rope_config: editing the config left the menu at %r (the address: %s)"
                    % (choice, driver.execute_script("return location.hash")))
+    # A config of the reader's with dynamic scaling, and a pass longer than its context typed
+    # into the length field: the scale in force, as the native build computes it for that file.
+    dynamic = {"model_type": "llama", "hidden_size": 2048, "num_attention_heads": 32, "num_hidden_layers": 4,
+               "max_position_embeddings": 2048, "rope_theta": 10000.0,
+               "rope_scaling": {"rope_type": "dynamic", "factor": 2.0}}
+    path = os.path.join(check.args.work, "dynamic.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(dynamic, f, indent=2)
+    driver.execute_script("arguments[0].value = arguments[1];"
+                          "arguments[0].dispatchEvent(new Event('input'));", area, json.dumps(dynamic, indent=2))
+    field = driver.find_element(By.ID, "pe-rope_config-seq_len")
+    field.send_keys(Keys.CONTROL, "a")
+    field.send_keys("4096", Keys.ENTER)
+    page = redrawn(figure, None, lambda r: r and r["values"]["seq_len"] == 4096 and r["model_type"] == "llama"
+                   and r["layers"] == 4)
+    if not page or page["values"]["seq_len"] != 4096:
+        check.fail("rope_config: a pasted dynamic config with the length 4096 typed was not drawn (%s)"
+                   % figure.find_element(By.CLASS_NAME, "pe-live-status").text)
+    else:
+        compare_native(page, "a pasted dynamic config (length typed)", 4096, path)
+        screenshot(check, driver, figure, "rope_config_dynamic")
+        check.note("rope_config: dynamic at 4096 over a context of 2048: scale in force %s, bands %s"
+                   % (page["layer_types"][0].get("scale"), page["layer_types"][0]["bands"]))
+    status = figure.find_element(By.CLASS_NAME, "pe-live-status").text
+
     # Not JSON at all: the parser's message, in one line, naming the source.
     before = status
     driver.execute_script("arguments[0].value = arguments[1];"

@@ -26,6 +26,16 @@
     return out.length > 8 ? out.slice(0, 8).join(", ") + ", ..." : out.join(", ");
   }
 
+  // The divisor of an interpolated plane: the factor, or for dynamic the scale at this length.
+  function scaleInForce(kind) {
+    return kind.scale !== undefined && kind.scale !== null ? kind.scale : kind.factor || 1;
+  }
+
+  // L0: the pretraining length (original_max_position_embeddings), or only the longest position.
+  function contextName(kind) {
+    return kind.context_from === "max_position_embeddings" ? "context (max_position_embeddings)" : "original context";
+  }
+
   // What a kind of layer is, in one sentence.
   function describe(kind) {
     const parts = [kind.name + ": " + kind.count + (kind.count === 1 ? " layer (" : " layers (") + runs(kind.layers) + ")"];
@@ -37,7 +47,8 @@
     let rope = kind.rope_type + " rope, theta " + kind.rope_theta + ", head_dim " + kind.head_dim +
                ", " + kind.planes.length + " planes over " + kind.rotated_width + " coordinates";
     if (kind.factor !== null) rope += ", factor " + PePlots.format(kind.factor);
-    if (kind.original_context !== null) rope += ", original context " + kind.original_context;
+    if (scaleInForce(kind) !== (kind.factor || 1)) rope += ", scale in force " + PePlots.format(scaleInForce(kind));
+    if (kind.original_context !== null) rope += ", " + contextName(kind) + " " + kind.original_context;
     if (kind.longrope_factors) rope += ", " + kind.longrope_factors + " in force";
     parts.push(rope);
     let factor = "attention factor " + PePlots.format(kind.attention_factor) + " (scores x " +
@@ -103,7 +114,7 @@
         }
         const ends = [0, Math.max(1, n - 1)];
         if (kind.original_context !== null)
-          series.push({name: "original context " + kind.original_context, x: ends,
+          series.push({name: contextName(kind) + " " + kind.original_context, x: ends,
                        y: [kind.original_context, kind.original_context], colour: "#222", width: 1});
         const v = fig.values();
         if (v.seq_len > 0) series.push({name: "the pass: " + v.seq_len, x: ends, y: [v.seq_len, v.seq_len],
@@ -112,9 +123,10 @@
                               yLabel: "wavelength 2 pi / theta_i (tokens)",
                               title: kind.name + ": wavelengths, attention factor " + PePlots.format(kind.attention_factor)});
         const ratio = planes.map(p => (p.inv_freq > 0 ? p.default_inv_freq / p.inv_freq : NaN));
-        const highest = Math.max(1, kind.factor || 1, ...ratio.filter(Number.isFinite));
+        const scale = scaleInForce(kind), highest = Math.max(1, scale, ...ratio.filter(Number.isFinite));
+        const named = scale === kind.factor ? "factor " : "scale in force ";
         PePlots.bars(divisors, {values: ratio, colours: planes.map(p => BAND_COLOUR[p.band]), yRange: [0, highest * 1.08],
-                                line: kind.factor ? {y: kind.factor, label: "factor " + PePlots.format(kind.factor)} : null,
+                                line: scale > 1 ? {y: scale, label: named + PePlots.format(scale)} : null,
                                 xLabel: "plane i", yLabel: "unscaled / scaled frequency",
                                 title: "the divisor of each plane" + (kind.bands.zero ? " (" + kind.bands.zero +
                                        " zero planes: none)" : "")});
