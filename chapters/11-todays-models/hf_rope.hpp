@@ -64,7 +64,7 @@ void check_hf_rope(const HfRopeParameters& parameters);
 /// lists): what a rule can check before RoPE gives it its rotated width.
 void check_hf_rope_fields(const HfRopeParameters& parameters);
 
-/// The inverse frequencies and attention factor of _compute_<type>_parameters for a pass over
+/// The inverse frequencies and attention factor of `_compute_<type>_parameters` for a pass over
 /// seq_len positions (dynamic and longrope depend on it; 0 stands for Hugging Face's None:
 /// the initialisation). Checks the parameters first (check_hf_rope).
 HfRopeFrequencies hf_rope_frequencies(const HfRopeParameters& parameters, std::int64_t seq_len = 0);

@@ -19,6 +19,7 @@
 #include "programs/web/live_distance.hpp"
 #include "programs/web/live_permutation.hpp"
 #include "programs/web/live_rope.hpp"
+#include "programs/web/live_rope_config.hpp"
 #include "programs/web/live_training.hpp"
 
 namespace pe::live {
@@ -72,6 +73,17 @@ std::string content(const std::string& request) {
   return answer([&] { return content_gates(parse(request)); });
 }
 
+/// Chapter 11: a config.json explained (live_rope_config.hpp). A config that is not JSON, or
+/// that the chapter refuses, comes back as {"error": "<source>: ..."}, one line.
+std::string rope_config_answer(const std::string& request) {
+  return answer([&] { return rope_config(parse(request)); });
+}
+
+/// Chapter 11's example configs; the request is ignored.
+std::string rope_config_list(const std::string&) {
+  return answer([] { return rope_config_examples(); });
+}
+
 /// A training run held by the worker between slices. Its constructor cannot answer with
 /// JSON, so a configuration that fails its checks leaves it empty and error() says why.
 class Training {
@@ -118,13 +130,15 @@ std::string build(const std::string&) {
 
 EMSCRIPTEN_BINDINGS(pe_live) {
   using namespace pe::live;
-  pe::register_chapter_encodings();  // every encoding of chapters 2-10, once, at start-up
+  pe::register_chapter_encodings();  // every encoding of chapters 2-11, once, at start-up
   emscripten::function("build", &build);
   emscripten::function("inspect", &inspect);
   emscripten::function("permutation", &permutation);
   emscripten::function("rope", &rope);
   emscripten::function("distance", &distance);
   emscripten::function("content", &content);
+  emscripten::function("ropeConfig", &rope_config_answer);
+  emscripten::function("ropeConfigExamples", &rope_config_list);
   emscripten::class_<Training>("Training")
       .constructor<std::string>()
       .function("error", &Training::error)

@@ -20,13 +20,20 @@ it drew with the native build on the same inputs:
   against their closed forms, CoPE with every gate open and the gate with one f everywhere
   (ALiBi's line) exactly as `pe inspect cope` and `pe inspect fox` give them, the controls
   (address, slider, typed characters) changing them, a text over 32 characters refused;
+- chapter 11's config.json explained: Llama 3.1's bands, frequencies and attention factor
+  against the llama3 formulas, every example config (and Phi-3's long factors) exactly as
+  `pe inspect rope --hf-config --json` explains it, the layer pattern, a broken config refused
+  in one line with the native build's message;
 - chapter 8's lengths from 32 to 256, plain and with NTK-aware scaling: exactly what `pe eval`
   gives for the native SSE2 run's checkpoint.
 
 Also fails on a console error. Saves a screenshot of every figure (SCREENSHOTS/live_NAME.png).
 
 Usage: live_check.py --site build/default/docs/html --bin build/default --work DIR
-                     --screenshots DIR [--chromium ...] [--chromedriver ...]
+                     --screenshots DIR [--only NAME ...] [--chromium ...] [--chromedriver ...]
+
+--only runs only the named checks (a figure's: alibi, t5_and_shaw, sinusoid, rope, permutation,
+distance_bias, content_positions, rope_config; or training: chapters 3, 7 and 8's panels).
 """
 import argparse
 import json
@@ -257,6 +264,17 @@ def drawn_pixels(driver, figure, index):
         return n;""", figure, index)
 
 
+def canvases_drawn(check, driver, figure, figure_name, canvases, least):
+    """Fails unless each of the figure's canvases (index, what it shows) has at least `least`
+    pixels drawn."""
+    for index, name in canvases:
+        pixels = drawn_pixels(driver, figure, index)
+        if pixels < least:
+            check.fail("%s: the canvas of %s is blank (%d pixels drawn)" % (figure_name, name, pixels))
+        else:
+            check.note("%s: the canvas of %s has %d pixels drawn" % (figure_name, name, pixels))
+
+
 def check_distance_bias(check, driver):
     """Chapter 9's learned distance functions: each curve against its closed form (KERPLE's
     kernel, FIRE's normalised distance through the linear f(u) = -4u, ALiBi's line), the
@@ -300,12 +318,7 @@ def check_distance_bias(check, driver):
     dpb = page["dpb"]
     if len(dpb) != 96 or max(dpb) - min(dpb) < 1e-6:
         check.fail("distance_bias: the dynamic position bias is flat or missing (%d values)" % len(dpb))
-    for index, name in ((0, "the bias"), (1, "FIRE's input")):
-        pixels = drawn_pixels(driver, figure, index)
-        if pixels < 2000:
-            check.fail("distance_bias: the canvas of %s is blank (%d pixels drawn)" % (name, pixels))
-        else:
-            check.note("distance_bias: the canvas of %s has %d pixels drawn" % (name, pixels))
+    canvases_drawn(check, driver, figure, "distance_bias", ((0, "the bias"), (1, "FIRE's input")), 2000)
     screenshot(check, driver, figure, "distance_bias")
 
     # The controls: the power form with r2 = 1 is ALiBi's line; FIRE's query past L reads psi(i)
@@ -402,12 +415,8 @@ def check_content_positions(check, driver):
     if not page:
         return
     compare(page, text, chosen, 3, 0.2, 0.9, "'.a' chosen in %r, s 3" % text)
-    for index, name in ((0, "CoPE's matrix"), (1, "the gate's matrix"), (2, "CoPE's row"), (3, "the gate's row")):
-        pixels = drawn_pixels(driver, figure, index)
-        if pixels < 2000:
-            check.fail("content_positions: the canvas of %s is blank (%d pixels drawn)" % (name, pixels))
-        else:
-            check.note("content_positions: the canvas of %s has %d pixels drawn" % (name, pixels))
+    canvases_drawn(check, driver, figure, "content_positions",
+                   ((0, "CoPE's matrix"), (1, "the gate's matrix"), (2, "CoPE's row"), (3, "the gate's row")), 2000)
     screenshot(check, driver, figure, "content_positions")
 
     def redrawn(previous):
@@ -449,6 +458,218 @@ def check_content_positions(check, driver):
         check.fail("content_positions: 33 characters were not refused (%s: %s)" % (state, status))
     else:
         check.note("content_positions: 33 characters refused: %s" % status)
+
+
+# The chapter's example configs, which the page offers (compiled into the module).
+CONFIGS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                       "chapters", "11-todays-models", "configs")
+LLAMA_31 = "llama-3.1-8b.json"
+
+
+def llama3_expected(config):
+    """Llama 3.1's planes from the formulas of chapter 11 (transformers'
+    _compute_llama3_parameters), in double: theta_i = base^(-2i/d); with wavelength
+    lambda_i = 2 pi / theta_i and L0 the original context, lambda_i < L0 / high_freq_factor is
+    kept, lambda_i > L0 / low_freq_factor divided by the factor, and between them blended,
+    (1 - g) theta_i / factor + g theta_i with g = (L0 / lambda_i - low) / (high - low)."""
+    scaling = config["rope_scaling"]
+    d = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+    base, factor = config["rope_theta"], scaling["factor"]
+    low, high = scaling["low_freq_factor"], scaling["high_freq_factor"]
+    L0 = scaling["original_max_position_embeddings"]
+    planes = []
+    for i in range(d // 2):
+        theta = 1.0 / base ** (2 * i / d)
+        wavelength = 2 * math.pi / theta
+        if wavelength < L0 / high:
+            planes.append(("kept", theta, theta))
+        elif wavelength > L0 / low:
+            planes.append(("interpolated", theta, theta / factor))
+        else:
+            g = (L0 / wavelength - low) / (high - low)
+            planes.append(("blended", theta, (1 - g) * theta / factor + g * theta))
+    return planes
+
+
+def check_rope_config(check, driver):
+    """Chapter 11's config.json explained: Llama 3.1's planes (their bands, frequencies,
+    wavelengths against the original context) against the llama3 formulas, every example and
+    a pass longer than Phi-3's original context exactly as `pe inspect rope --hf-config --json`
+    gives them, the layer pattern, a pasted config refused in one line with the message the
+    native build prints for the same file, and the canvases drawn."""
+    def closeness(what, page_values, expected, tolerance=1e-12):
+        worst = max((abs(a - b) / abs(b) if b else abs(a) for a, b in zip(page_values, expected)), default=0)
+        if len(page_values) != len(expected) or worst > tolerance:
+            check.fail("rope_config: %s: off the formula by %g (relative; %d values, %d expected)"
+                       % (what, worst, len(page_values), len(expected)))
+        else:
+            check.note("rope_config: %s: %d values, the formula's to %.1e" % (what, len(expected), worst))
+
+    def compare_native(page, name, length=0, path=None):
+        """The page's explanation against pe inspect rope --hf-config's for the example `name`
+        (or the file at `path`)."""
+        extra = ["--length", str(length)] if length else []
+        expected = check.inspect("rope", "--hf-config", path or os.path.join(CONFIGS, name), "--json", *extra)
+        what = "%s%s" % (name, ", a pass of %d" % length if length else "")
+        for key in ("model_type", "layers", "layer_types"):
+            if page.get(key) != expected.get(key):
+                check.fail("rope_config: %s: the page's %s is not pe inspect rope --hf-config's" % (what, key))
+                return
+        pattern = [next((t for t, kind in enumerate(expected["layer_types"]) if layer in kind["layers"]), -1)
+                   for layer in range(expected["layers"])]
+        if page["pattern"] != pattern:
+            check.fail("rope_config: %s: the layer pattern %s is not the layer types' %s" % (what, page["pattern"], pattern))
+            return
+        planes = sum(len(kind.get("planes", [])) for kind in expected["layer_types"])
+        check.note("rope_config: %s: %d kind(s) of layer, %d planes, pattern of %d layers, the same as pe inspect rope "
+                   "--hf-config" % (what, len(expected["layer_types"]), planes, expected["layers"]))
+
+    def redrawn(figure, previous, condition):
+        deadline, now = time.time() + 20, previous
+        while time.time() < deadline:
+            if figure.get_attribute("data-state") in ("drawn", "error"):
+                now = figure.get_attribute("data-result")
+                now = json.loads(now) if now else None
+                if condition(now):
+                    return now
+            time.sleep(0.1)
+        return now
+
+    figure = open_figure(check, driver, "ch11.html", "rope_config",
+                         "rope_config.example=%s&rope_config.seq_len=0" % LLAMA_31)
+    page = result_of(check, driver, figure, "rope_config")
+    if not page:
+        return
+    with open(os.path.join(CONFIGS, LLAMA_31), encoding="utf-8") as f:
+        config = json.load(f)
+    expected = llama3_expected(config)
+    kinds = page["layer_types"]
+    if len(kinds) != 1 or kinds[0]["layers"] != list(range(32)) or page["pattern"] != [0] * 32:
+        check.fail("rope_config: Llama 3.1 is not one kind of layer over 32 layers: %s"
+                   % [(k["name"], k["layers"]) for k in kinds])
+        return
+    kind = kinds[0]
+    counts = {band: sum(1 for b, _, _ in expected if b == band) for band in ("kept", "blended", "interpolated")}
+    drawn = {band: kind["bands"].get(band, 0) for band in counts}
+    if drawn != counts or sum(kind["bands"].values()) != len(expected):
+        check.fail("rope_config: Llama 3.1's bands %s, the formula's %s" % (kind["bands"], counts))
+    else:
+        check.note("rope_config: Llama 3.1's %d planes: %s, as the llama3 formula bands them"
+                   % (len(expected), ", ".join("%d %s" % (n, b) for b, n in counts.items())))
+    if [p["band"] for p in kind["planes"]] != [b for b, _, _ in expected]:
+        check.fail("rope_config: Llama 3.1's planes are not banded plane by plane as the formula bands them")
+    if kind["attention_factor"] != 1:
+        check.fail("rope_config: Llama 3.1's attention factor is %r, not 1" % kind["attention_factor"])
+    else:
+        check.note("rope_config: Llama 3.1's attention factor 1, as llama3 leaves it")
+    closeness("Llama 3.1's unscaled theta_i", [p["default_inv_freq"] for p in kind["planes"]], [t for _, t, _ in expected])
+    closeness("Llama 3.1's scaled theta_i", [p["inv_freq"] for p in kind["planes"]], [t for _, _, t in expected])
+    L0 = config["rope_scaling"]["original_max_position_embeddings"]
+    closeness("Llama 3.1's wavelength / L0", [p["wavelength_over_context"] for p in kind["planes"]],
+              [2 * math.pi / t / L0 for _, _, t in expected])
+    compare_native(page, LLAMA_31)
+    canvases_drawn(check, driver, figure, "rope_config",
+                   ((0, "the layer pattern"), (1, "the wavelengths"), (2, "the divisors")), 2000)
+    screenshot(check, driver, figure, "rope_config")
+
+    # Every other example, chosen in the menu (with the keyboard's choice: a change event), the
+    # same as the native build's explanation.
+    names = driver.execute_script("return Array.from(document.getElementById('pe-rope_config-example').options)"
+                                  ".map(o => o.value).filter(v => v !== 'pasted')")
+    shipped = sorted(n for n in os.listdir(CONFIGS) if n.endswith(".json"))
+    if names != shipped:
+        check.fail("rope_config: the menu offers %s, the chapter ships %s" % (names, shipped))
+    for name in names:
+        if name == LLAMA_31:
+            continue
+        driver.execute_script("const s = document.getElementById('pe-rope_config-example');"
+                              "s.value = arguments[0]; s.dispatchEvent(new Event('change'));", name)
+        now = redrawn(figure, page, lambda r: r and r["values"]["example"] == name)
+        if not now or now["values"]["example"] != name or figure.get_attribute("data-state") != "drawn":
+            check.fail("rope_config: choosing %s did not draw it (%s)" % (
+                name, figure.find_element(By.CLASS_NAME, "pe-live-status").text))
+            continue
+        compare_native(now, name)
+        screenshot(check, driver, figure, "rope_config_" + name[:-len(".json")])
+
+    # A pass longer than the original context: Phi-3's longrope switches to its long factors.
+    phi = next((n for n in names if n.startswith("phi-3")), None)
+    if phi:
+        figure = open_figure(check, driver, "ch11.html", "rope_config",
+                             "rope_config.example=%s&rope_config.seq_len=5000" % phi)
+        page = result_of(check, driver, figure, "rope_config (%s, a pass of 5000)" % phi)
+        if page:
+            compare_native(page, phi, 5000)
+
+    # A config pasted into the text area: the menu says so and the address keeps it; a field
+    # missing is the chapter's one-line error, the one the native build prints for that file.
+    broken = dict(config, rope_scaling={k: v for k, v in config["rope_scaling"].items() if k != "low_freq_factor"})
+    path = os.path.join(check.args.work, "llama-3.1-without-low_freq_factor.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(broken, f, indent=2)
+    refused = subprocess.run([check.pe, "inspect", "rope", "--hf-config", path], capture_output=True, text=True)
+    native_message = refused.stderr.strip()
+    figure = open_figure(check, driver, "ch11.html", "rope_config", "rope_config.example=" + LLAMA_31)
+    result_of(check, driver, figure, "rope_config")
+    area = driver.find_element(By.ID, "pe-rope_config-textarea")
+    driver.execute_script("arguments[0].value = arguments[1];"
+                          "arguments[0].dispatchEvent(new Event('input'));", area, json.dumps(broken, indent=2))
+    state = wait_state(driver, figure, ("error",), 20)
+    status = figure.find_element(By.CLASS_NAME, "pe-live-status").text
+    shown = status.split("Cannot draw this: ", 1)[-1]
+    # The native message begins with the file's path, the page's with "pasted config".
+    if refused.returncode == 0 or path not in native_message:
+        check.fail("rope_config: pe inspect rope --hf-config did not refuse %s (%s)" % (path, native_message))
+    elif state != "error" or "\n" in status or not shown.startswith("pasted config: ") or \
+            shown[len("pasted config"):] != native_message.split(path, 1)[1]:
+        check.fail("rope_config: without low_freq_factor the page shows (%s) %r; pe inspect rope says %r"
+                   % (state, status, native_message))
+    else:
+        check.note("rope_config: a pasted config without low_freq_factor refused in one line, as pe inspect "
+                   "rope says it: %s" % shown)
+    choice = driver.find_element(By.ID, "pe-rope_config-example").get_attribute("value")
+    if choice != "pasted" or "rope_config.example=pasted" not in driver.execute_script("return location.hash"):
+        check.fail("rope_config: editing the config left the menu at %r (the address: %s)"
+                   % (choice, driver.execute_script("return location.hash")))
+    # A config of the reader's with dynamic scaling, and a pass longer than its context typed
+    # into the length field: the scale in force, as the native build computes it for that file.
+    dynamic = {"model_type": "llama", "hidden_size": 2048, "num_attention_heads": 32, "num_hidden_layers": 4,
+               "max_position_embeddings": 2048, "rope_theta": 10000.0,
+               "rope_scaling": {"rope_type": "dynamic", "factor": 2.0}}
+    path = os.path.join(check.args.work, "dynamic.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(dynamic, f, indent=2)
+    driver.execute_script("arguments[0].value = arguments[1];"
+                          "arguments[0].dispatchEvent(new Event('input'));", area, json.dumps(dynamic, indent=2))
+    field = driver.find_element(By.ID, "pe-rope_config-seq_len")
+    field.send_keys(Keys.CONTROL, "a")
+    field.send_keys("4096", Keys.ENTER)
+    page = redrawn(figure, None, lambda r: r and r["values"]["seq_len"] == 4096 and r["model_type"] == "llama"
+                   and r["layers"] == 4)
+    if not page or page["values"]["seq_len"] != 4096:
+        check.fail("rope_config: a pasted dynamic config with the length 4096 typed was not drawn (%s)"
+                   % figure.find_element(By.CLASS_NAME, "pe-live-status").text)
+    else:
+        compare_native(page, "a pasted dynamic config (length typed)", 4096, path)
+        screenshot(check, driver, figure, "rope_config_dynamic")
+        check.note("rope_config: dynamic at 4096 over a context of 2048: scale in force %s, bands %s"
+                   % (page["layer_types"][0].get("scale"), page["layer_types"][0]["bands"]))
+    status = figure.find_element(By.CLASS_NAME, "pe-live-status").text
+
+    # Not JSON at all: the parser's message, in one line, naming the source.
+    before = status
+    driver.execute_script("arguments[0].value = arguments[1];"
+                          "arguments[0].dispatchEvent(new Event('input'));", area, '{"rope_theta": 10000,')
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        status = figure.find_element(By.CLASS_NAME, "pe-live-status").text
+        if status != before:
+            break
+        time.sleep(0.1)
+    if figure.get_attribute("data-state") != "error" or "\n" in status or "pasted config" not in status:
+        check.fail("rope_config: a config cut short is not refused in one line naming it: %r" % status)
+    else:
+        check.note("rope_config: a config cut short refused in one line: %s" % status)
 
 
 def check_permutation(check, driver):
@@ -599,9 +820,19 @@ def main():
     parser.add_argument("--bin", required=True, help="the native build (build/default): pe, ch01_experiment")
     parser.add_argument("--work", required=True, help="a folder for the native runs")
     parser.add_argument("--screenshots", required=True)
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="only these checks (see above)")
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     parser.add_argument("--chromedriver", default="/usr/bin/chromedriver")
     args = parser.parse_args()
+    quick = (check_alibi, check_t5_and_shaw, check_sinusoid, check_rope, check_permutation,
+             check_distance_bias, check_content_positions, check_rope_config)
+    names = [step.__name__[len("check_"):] for step in quick] + ["training"]
+    for name in args.only or []:
+        if name not in names:
+            parser.error("--only: no check '%s' (the checks: %s)" % (name, ", ".join(names)))
+    if args.only:
+        quick = [step for step in quick if step.__name__[len("check_"):] in args.only]
+    training = not args.only or "training" in args.only
     check = Check(args)
     check.site = os.path.realpath(args.site)
     with open(os.path.join(check.site, "live", "module.js"), encoding="utf-8") as f:
@@ -613,19 +844,19 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     start = time.time()
     # The native references train while the browser draws the quick figures.
-    scalar_run = start_run(check, "scalar")
-    sse2_run = start_run(check, "sse2") if platform.machine() in ("x86_64", "AMD64") else None
+    scalar_run = start_run(check, "scalar") if training else None
+    sse2_run = start_run(check, "sse2") if training and platform.machine() in ("x86_64", "AMD64") else None
     driver = start_browser(args)
     try:
-        for step in (check_alibi, check_t5_and_shaw, check_sinusoid, check_rope, check_permutation,
-                     check_distance_bias, check_content_positions):
+        for step in quick:
             step(check, driver)
             console_errors(check, driver, step.__name__)
-        check_training(check, driver, scalar_run, sse2_run)
-        check_stop(check, driver)
-        check_learned(check, driver)
-        check_lengths(check, driver, sse2_run)
-        console_errors(check, driver, "training")
+        if training:
+            check_training(check, driver, scalar_run, sse2_run)
+            check_stop(check, driver)
+            check_learned(check, driver)
+            check_lengths(check, driver, sse2_run)
+            console_errors(check, driver, "training")
     finally:
         driver.quit()
         for run in (scalar_run, sse2_run):

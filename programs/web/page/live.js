@@ -184,6 +184,28 @@
       return input;
     }
 
+    /// A text area for a long text (a whole config.json, say), across the controls; one per
+    /// figure (its id is pe-NAME-textarea). The address does not keep it: the figure reads it
+    /// itself and reacts to onEdit(f), which calls f after the reader stops typing for `pause`
+    /// ms (and at once on a paste).
+    textarea(label, value, rows, pause) {
+      const id = "pe-" + this.name + "-textarea";
+      const box = element("span", {class: "pe-live-control pe-live-wide"}, this.controlsBox);
+      element("label", {for: id, text: label}, box);
+      const input = element("textarea", {id, rows: rows || 10, spellcheck: "false"}, box);
+      input.value = value || "";
+      let timer = null;
+      const handlers = [];
+      const fire = delay => {
+        clearTimeout(timer);
+        timer = setTimeout(() => handlers.forEach(f => f(input.value)), delay);
+      };
+      input.addEventListener("input", () => fire(pause === undefined ? 400 : pause));
+      input.addEventListener("paste", () => fire(0));
+      input.onEdit = f => handlers.push(f);
+      return input;
+    }
+
     /// A check box.
     checkbox(key, label, value) {
       const input = element("input", {type: "checkbox"});

@@ -297,5 +297,41 @@
     }
   }
 
-  window.PePlots = {heatmap, lines, bars, format, COLORS};
+  /// A row of cells, one per item (a model's layers, say), numbered from 0 under the row. d:
+  /// {colours (one per cell), labels (a short text in each cell, written when it fits), title,
+  /// legend: [[colour, text], ...] (under the numbers, wrapped to the width)}.
+  function strip(canvas, d) {
+    const {g, width} = prepare(canvas);
+    const left = 10, top = d.title ? 22 : 6, h = 24, n = d.colours.length;
+    const w = (width - 2 * left) / Math.max(1, n);
+    if (d.title) { g.textAlign = "left"; g.textBaseline = "top"; g.fillText(d.title, left, 4); }
+    g.textAlign = "center";
+    g.textBaseline = "middle";
+    d.colours.forEach((c, i) => {
+      g.fillStyle = c;
+      g.fillRect(left + i * w, top, Math.max(1, w - (w >= 4 ? 1 : 0)), h);
+      if (d.labels && w >= 12) {
+        g.fillStyle = "#fff";
+        g.fillText(d.labels[i], left + (i + 0.5) * w, top + h / 2);
+      }
+    });
+    g.fillStyle = "#222";
+    g.textBaseline = "top";
+    const every = [1, 2, 4, 5, 8, 10, 20, 50, 100].find(k => k * w >= 22) || 200;
+    for (let i = 0; i < n; i += every) g.fillText(String(i), left + (i + 0.5) * w, top + h + 3);
+    let x = left, y = top + h + 26;
+    g.textAlign = "left";
+    g.textBaseline = "middle";
+    for (const [c, text] of d.legend || []) {
+      const size = 18 + g.measureText(text).width + 16;
+      if (x > left && x + size > width - left) { x = left; y += 18; }
+      g.fillStyle = c;
+      g.fillRect(x, y - 6, 12, 12);
+      g.fillStyle = "#222";
+      g.fillText(text, x + 18, y);
+      x += size;
+    }
+  }
+
+  window.PePlots = {heatmap, lines, bars, strip, format, COLORS};
 })();
