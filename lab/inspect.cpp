@@ -11,17 +11,25 @@ namespace {
 
 // The query `vector` of one head (width vector.size()), placed at each of `positions` in turn
 // and passed through the rotate hook of the part an attention layer gets from the encoding:
-// what RoPE does to one vector, or nothing for encodings that do not rotate.
+// what RoPE does to one vector, or nothing for encodings that do not rotate. Every one of the
+// `heads` gets the vector (a part may check their number: PoPE's phase bias has one row per
+// head); the first head's result is returned, of whatever width the hook gives (PoPE: 2D).
 nlohmann::json rotate_at_positions(const PositionalEncoding& encoding,
-                                   const std::vector<double>& vector,
+                                   const std::vector<double>& vector, std::int64_t heads,
                                    const std::vector<std::int64_t>& positions) {
   const auto D = std::int64_t(vector.size());
-  const ag::Tensor q = ag::from_vector(vector, {1, 1, 1, D}, ag::Dtype::f64);
-  ag::Rng rng(1);  // only for parts with parameters, which rotate nothing
+  std::vector<double> every_head;
+  for (std::int64_t h = 0; h < heads; ++h)
+    every_head.insert(every_head.end(), vector.begin(), vector.end());
+  const ag::Tensor q = ag::from_vector(every_head, {1, heads, 1, D}, ag::Dtype::f64);
+  ag::Rng rng(1);  // for parts with parameters of their own (PoPE's phase bias: 0 at first)
   const auto part = encoding.make_attention_part(rng);
   std::vector<std::vector<double>> rows;
-  for (std::int64_t p : positions)  // one token at position p, the same vector as query and key
-    rows.push_back(part->rotate(q, q, p).first.to_vector());
+  for (std::int64_t p : positions) {  // one token at position p, the same vector as query and key
+    std::vector<double> turned = part->rotate(q, q, p).first.to_vector();
+    turned.resize(turned.size() / std::size_t(heads));
+    rows.push_back(turned);
+  }
   return {{"positions", positions}, {"values", rows}};
 }
 
@@ -69,7 +77,7 @@ nlohmann::json inspect_encoding(const InspectRequest& request) {
     std::vector<std::int64_t> positions = request.positions;
     if (positions.empty())  // default: every position 0 .. length-1
       for (std::int64_t p = 0; p < request.length; ++p) positions.push_back(p);
-    out["rotated"] = rotate_at_positions(*encoding, request.vector, positions);
+    out["rotated"] = rotate_at_positions(*encoding, request.vector, request.heads, positions);
   } else {
     ag::check(request.positions.empty(), "inspect", "--positions needs --vector");
   }

@@ -10,7 +10,7 @@ namespace pe {
 
 /// Keys and values of one layer for the positions decoded so far: [B, H, T_cached, D].
 struct LayerCache {
-  ag::Tensor keys;    ///< [B, H, T_cached, D], after the rotate hook
+  ag::Tensor keys;    ///< [B, H, T_cached, D'], after the rotate hook (D' = D but for PoPE's 2D)
   ag::Tensor values;  ///< [B, H, T_cached, D]
   /// What the encoding keeps per cached token (AttentionPositions::content_bias), if anything.
   CacheSlot encoding;

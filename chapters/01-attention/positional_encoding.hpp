@@ -38,7 +38,8 @@ struct CacheSlot {
 class AttentionPositions : public ag::Module {
  public:
   /// Rotary encodings: q, k [B, H, T, D] at `positions` (the new tokens only; cached keys
-  /// were rotated when they were new). Returns both, turned.
+  /// were rotated when they were new). Returns both, turned: of width D, or of another width
+  /// shared by q and k (chapter 11's PoPE returns 2D; the scores still divide by sqrt(D)).
   virtual std::pair<ag::Tensor, ag::Tensor> rotate(const ag::Tensor& q, const ag::Tensor& k,
                                                    const Positions& positions) const {
     (void)positions;

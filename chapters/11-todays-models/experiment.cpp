@@ -46,8 +46,8 @@ constexpr const char* kAbout =
 inline const std::vector<std::string> kTurningRows = {
     "rope", "rope, half turned", "p-rope 0.25", "p-rope 0.5", "p-rope 0.75", "pope", "none"};
 inline const std::vector<std::string> kLayerRows = {
-    "rope", "local + global", "chunked + nope", "chunked + nope, temperature",
-    "rope, temperature", "none"};
+    "rope", "local + global", "chunked + nope", "chunked + nope, temperature", "rope, temperature",
+    "none"};
 
 bool is_text(const std::string& task) { return task == std::string("charlm"); }
 
@@ -153,7 +153,9 @@ std::vector<double> search_longrope(const Experiment& e, const pe::TrainConfig& 
     }
   }
   ag::check(!best.empty(), "ch11_experiment", "no longrope factors could run at ", length);
-  record = {{"candidates", tried}, {"factors", best}, {"search_bits", best_bits},
+  record = {{"candidates", tried},
+            {"factors", best},
+            {"search_bits", best_bits},
             {"search_length", length}};
   return best;
 }
@@ -195,8 +197,11 @@ void write_stretch(Experiment& e, const std::vector<TodaysRun>& plan,
     const pe::RowOverSeeds r = pe::row_over_seeds(results[rule], e.lengths, true);
     e.summary["stretch"]["means"][rule] = r.summary;
     const bool huggingface = rule == "llama3" || rule == "longrope";
-    table += "| " + rule + " | " + (rule == "none" ? "5" : huggingface ? "11" : "8") + " |" +
-             r.cells + "\n";
+    table += "| " + rule + " | " +
+             (rule == "none" ? "5"
+              : huggingface  ? "11"
+                             : "8") +
+             " |" + r.cells + "\n";
     rows.push_back({rule, r.means});
   }
   e.summary["tables"]["stretch"] = pe::split_lines(table);
@@ -211,13 +216,12 @@ void write_stretch(Experiment& e, const std::vector<TodaysRun>& plan,
                           kTrainLength);
   std::string searched;
   for (const auto& [seed, record] : e.summary["longrope_search"].items())
-    searched += "| " + seed + " | " +
-                factors_text(record["factors"].get<std::vector<double>>()) + " | " +
-                pe::fixed_digits(record["search_bits"].get<double>(), 3) + " |\n";
-  e.tables += "\nlongrope's searched long factors (fastest plane first) and their bits on "
-              "training text at " +
-              std::to_string(longest) + "\n\n| seed | long_factor | bits |\n|---|---|---|\n" +
-              searched;
+    searched += "| " + seed + " | " + factors_text(record["factors"].get<std::vector<double>>()) +
+                " | " + pe::fixed_digits(record["search_bits"].get<double>(), 3) + " |\n";
+  e.tables +=
+      "\nlongrope's searched long factors (fastest plane first) and their bits on "
+      "training text at " +
+      std::to_string(longest) + "\n\n| seed | long_factor | bits |\n|---|---|---|\n" + searched;
 }
 
 // The frequencies each rule gives the bench's heads (width 8, base 10000, s = 16, L0 = 32), and
@@ -259,8 +263,8 @@ void run(const pe::ChapterOptions& options) {
                options.fast ? pe::ch08::kFastLengths : pe::ch08::kLengths,
                options.fast ? 1 : pe::ch08::kSeeds,
                pe::experiment_summary()};
-  const std::vector<TodaysRun> plan = plan_todays_runs(options.out, options.seed, e.seeds,
-                                                       options.steps, train_text, vocabulary.size());
+  const std::vector<TodaysRun> plan = plan_todays_runs(
+      options.out, options.seed, e.seeds, options.steps, train_text, vocabulary.size());
   std::vector<pe::PlannedRun> planned;
   for (const TodaysRun& p : plan) planned.push_back(p.run);
   const std::vector<pe::FinishedRun> finished = pe::run_or_reuse(planned, options.run_list(2));

@@ -57,16 +57,32 @@ for task in shiftk alternating; do
 done
 
 for chapter in 00-autograd 01-attention 02-sinusoidal 03-learned 04-relative 05-rope 06-alibi \
-               07-nope 08-length 09-learned-distance 10-content-positions; do
+               07-nope 08-length 09-learned-distance 10-content-positions 11-todays-models; do
   number=${chapter%%-*}
   "$build/chapters/$chapter/ch${number}_experiment" --summary "chapters/$chapter/results/summary.json"
 done
+
+# Chapter 11's example configs as `pe inspect rope --hf-config` explains them: the chapter
+# quotes two, and its tests check that every one is what the code prints now.
+python3 - "$build/pe" chapters/11-todays-models/configs chapters/11-todays-models/results/configs.json <<'EOF'
+import json, os, subprocess, sys
+pe, folder, out = sys.argv[1:]
+tables = {}
+for name in sorted(f[:-5] for f in os.listdir(folder) if f.endswith(".json")):
+    text = subprocess.run([pe, "inspect", "rope", "--hf-config", os.path.join(folder, name + ".json")],
+                          check=True, capture_output=True, text=True).stdout
+    tables[name] = ["```text"] + text.rstrip("\n").split("\n") + ["```"]
+with open(out + ".tmp", "w") as f:
+    json.dump({"tables": tables}, f, indent=1)
+    f.write("\n")
+os.replace(out + ".tmp", out)
+EOF
 
 # The figures each chapter shows, from the runs just made: figures/attention_X.png is the
 # heatmap of the run in results/chNN/X/ (X_hN: the run X-hN, chapter 6's heads), every other
 # figures/Y.png the experiment's own Y.png.
 for chapter in 02-sinusoidal 03-learned 04-relative 05-rope 06-alibi 07-nope 08-length \
-               09-learned-distance 10-content-positions; do
+               09-learned-distance 10-content-positions 11-todays-models; do
   number=${chapter%%-*}
   for figure in chapters/$chapter/figures/*.png; do
     name=$(basename "$figure" .png)

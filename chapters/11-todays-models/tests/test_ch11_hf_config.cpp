@@ -537,4 +537,23 @@ TEST(Ch11HfConfig, ReadsTransformersV5AndOlderSpellings) {
 }
 
 }  // namespace
+// The chapter quotes results/configs.json (programs/tools/refresh-results.sh writes it from
+// `pe inspect rope --hf-config`): each example's table there is what the code prints now.
+TEST(Ch11HfConfig, TheQuotedTablesAreWhatTheCodePrints) {
+  std::ifstream in(std::string(PE_CH11_CONFIGS) + "/../results/configs.json");
+  ASSERT_TRUE(in.good()) << "results/configs.json";
+  const json quoted = json::parse(in)["tables"];
+  EXPECT_EQ(quoted.size(), kExamples.size());
+  for (const std::string& name : kExamples) {
+    ASSERT_TRUE(quoted.contains(name)) << name;
+    std::vector<std::string> lines = quoted[name].get<std::vector<std::string>>();
+    ASSERT_GE(lines.size(), 2u) << name;
+    EXPECT_EQ(lines.front(), "```text");
+    EXPECT_EQ(lines.back(), "```");
+    std::string text;
+    for (std::size_t i = 1; i + 1 < lines.size(); ++i) text += lines[i] + "\n";
+    EXPECT_EQ(text, hf_rope_table(read_example(name))) << name << ": run refresh-results.sh";
+  }
+}
+
 }  // namespace pe
