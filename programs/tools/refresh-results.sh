@@ -71,7 +71,7 @@ tables = {}
 for name in sorted(f[:-5] for f in os.listdir(folder) if f.endswith(".json")):
     text = subprocess.run([pe, "inspect", "rope", "--hf-config", os.path.join(folder, name + ".json")],
                           check=True, capture_output=True, text=True).stdout
-    tables[name] = ["```text"] + text.rstrip("\n").split("\n") + ["```"]
+    tables[name] = text.rstrip("\n").split("\n")  # quoted in a fenced block
 with open(out + ".tmp", "w") as f:
     json.dump({"tables": tables}, f, indent=1)
     f.write("\n")

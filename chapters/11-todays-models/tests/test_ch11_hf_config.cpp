@@ -546,12 +546,8 @@ TEST(Ch11HfConfig, TheQuotedTablesAreWhatTheCodePrints) {
   EXPECT_EQ(quoted.size(), kExamples.size());
   for (const std::string& name : kExamples) {
     ASSERT_TRUE(quoted.contains(name)) << name;
-    std::vector<std::string> lines = quoted[name].get<std::vector<std::string>>();
-    ASSERT_GE(lines.size(), 2u) << name;
-    EXPECT_EQ(lines.front(), "```text");
-    EXPECT_EQ(lines.back(), "```");
     std::string text;
-    for (std::size_t i = 1; i + 1 < lines.size(); ++i) text += lines[i] + "\n";
+    for (const std::string& line : quoted[name].get<std::vector<std::string>>()) text += line + "\n";
     EXPECT_EQ(text, hf_rope_table(read_example(name))) << name << ": run refresh-results.sh";
   }
 }
