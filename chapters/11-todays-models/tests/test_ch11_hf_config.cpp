@@ -547,7 +547,8 @@ TEST(Ch11HfConfig, TheQuotedTablesAreWhatTheCodePrints) {
   for (const std::string& name : kExamples) {
     ASSERT_TRUE(quoted.contains(name)) << name;
     std::string text;
-    for (const std::string& line : quoted[name].get<std::vector<std::string>>()) text += line + "\n";
+    for (const std::string& line : quoted[name].get<std::vector<std::string>>())
+      text += line + "\n";
     EXPECT_EQ(text, hf_rope_table(read_example(name))) << name << ": run refresh-results.sh";
   }
 }
