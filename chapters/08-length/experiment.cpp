@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "ag/files.hpp"
+#include "chapters/08-length/bench_experiment.hpp"
 #include "chapters/08-length/context_extension.hpp"
 #include "chapters/08-length/extrapolation.hpp"
 #include "chapters/08-length/fortunes_corpus.hpp"
@@ -356,17 +357,4 @@ void run(const pe::ChapterOptions& options) {
   std::printf("%s\ntables in %s/tables.md\n", e.tables.c_str(), options.out.c_str());
 }
 
-int main(int argc, char** argv) {
-  return pe::run_chapter_experiment(
-      argc, argv, "ch08_experiment", kAbout,
-      {.steps = 500,
-       .out = "results/ch08",
-       .fast_help = "a quick look in results/ch08-fast: one seed, " + std::to_string(kFastSteps) +
-                    " steps, lengths " + std::to_string(kFastLengths.front()) + " to " +
-                    std::to_string(kFastLengths.back()) + " (the chapter quotes the full run)",
-       .fast_out = "results/ch08-fast"},
-      [](pe::ChapterOptions options) {
-        if (options.fast) options.steps = kFastSteps;
-        run(options);
-      });
-}
+int main(int argc, char** argv) { return pe::run_bench_experiment(argc, argv, "08", kAbout, run); }

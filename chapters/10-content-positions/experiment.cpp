@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "ag/files.hpp"
+#include "chapters/08-length/bench_experiment.hpp"
 #include "chapters/08-length/extrapolation.hpp"
 #include "chapters/08-length/fortunes_corpus.hpp"
 #include "chapters/08-length/length_tables.hpp"
@@ -365,14 +366,7 @@ void run(const pe::ChapterOptions& options) {
   const std::vector<pe::FinishedRun> finished = pe::run_or_reuse(planned, options.run_list(2));
 
   const pe::TrainConfig& shape = plan.front().run.config;
-  e.summary["train_length"] = kTrainLength;
-  e.summary["lengths"] = e.lengths;
-  e.summary["seeds"] = e.seeds;
-  e.summary["fast"] = options.fast;
-  e.summary["model"] = {{"width", shape.model.width},   {"heads", shape.model.heads},
-                        {"layers", shape.model.layers}, {"ffn_width", shape.model.ffn_width},
-                        {"batch", shape.batch},         {"lr", shape.lr},
-                        {"steps", shape.steps}};
+  pe::record_bench_setup(e.summary, shape, e.lengths, e.seeds, options.fast);
   evaluate_runs(e, plan, finished);
   for (const std::string& task : kContentTasks) write_table(e, task);
   for (const OutOfDistribution& set : kOutOfDistribution) write_table(e, set.name);
@@ -382,18 +376,4 @@ void run(const pe::ChapterOptions& options) {
   std::printf("%s\ntables in %s/tables.md\n", e.tables.c_str(), options.out.c_str());
 }
 
-int main(int argc, char** argv) {
-  return pe::run_chapter_experiment(
-      argc, argv, "ch10_experiment", kAbout,
-      {.steps = 500,
-       .out = "results/ch10",
-       .fast_help =
-           "a quick look in results/ch10-fast: one seed, " + std::to_string(pe::ch08::kFastSteps) +
-           " steps, lengths " + std::to_string(pe::ch08::kFastLengths.front()) + " to " +
-           std::to_string(pe::ch08::kFastLengths.back()) + " (the chapter quotes the full run)",
-       .fast_out = "results/ch10-fast"},
-      [](pe::ChapterOptions options) {
-        if (options.fast) options.steps = pe::ch08::kFastSteps;
-        run(options);
-      });
-}
+int main(int argc, char** argv) { return pe::run_bench_experiment(argc, argv, "10", kAbout, run); }
