@@ -109,14 +109,8 @@ void evaluate_runs(Experiment& e, const std::vector<LengthRun>& plan,
     const pe::TrainConfig& c = finished[r].config;
     const Variant& v = plan[r].variant;
     auto trainer = pe::Trainer::resume(finished[r].summary.out_dir + "/checkpoint.agt");
-    std::vector<pe::LengthResult> at_lengths;
-    if (c.task == "charlm") {
-      for (auto L : lengths)
-        at_lengths.push_back(pe::held_out_bits(trainer->model(), held_out, L, kScoredCharacters,
-                                               c.random_positions));
-    } else {
-      at_lengths = pe::evaluate_past_training(*trainer, lengths, kSyntheticTokens);
-    }
+    const std::vector<pe::LengthResult> at_lengths =
+        pe::evaluate_on_bench(*trainer, lengths, held_out, c.random_positions);
     json runs_json = json::array();
     for (const auto& result : at_lengths) runs_json.push_back(pe::length_result_json(result));
     summary["runs"][c.task][v.name]["seed " + std::to_string(c.seed)] = {

@@ -107,15 +107,9 @@ void evaluate_runs(Experiment& e, const std::vector<ContentRun>& plan,
     const pe::TrainConfig& c = finished[r].config;
     const Row& row = plan[r].row;
     auto trainer = pe::Trainer::resume(finished[r].summary.out_dir + "/checkpoint.agt");
-    std::vector<pe::LengthResult> at_lengths;
-    if (is_text(c.task)) {
-      for (auto L : e.lengths)
-        at_lengths.push_back(pe::held_out_bits(trainer->model(), e.held_out, L, kScoredCharacters));
-    } else if (is_content(c.task)) {
-      at_lengths = evaluate_sequences(*trainer, trainer->task(), e.lengths);
-    } else {
-      at_lengths = pe::evaluate_past_training(*trainer, e.lengths, kSyntheticTokens);
-    }
+    const std::vector<pe::LengthResult> at_lengths =
+        is_content(c.task) ? evaluate_sequences(*trainer, trainer->task(), e.lengths)
+                           : pe::evaluate_on_bench(*trainer, e.lengths, e.held_out);
     const std::string seed = "seed " + std::to_string(c.seed);
     e.summary["runs"][c.task][row.name][seed] = {
         {"train_seconds", finished[r].summary.train_seconds},

@@ -71,13 +71,8 @@ void evaluate_runs(Experiment& e, const std::vector<TodaysRun>& plan,
   for (std::size_t r = 0; r < finished.size(); ++r) {
     const pe::TrainConfig& c = finished[r].config;
     auto trainer = pe::Trainer::resume(finished[r].summary.out_dir + "/checkpoint.agt");
-    std::vector<pe::LengthResult> at_lengths;
-    if (is_text(c.task)) {
-      for (auto L : e.lengths)
-        at_lengths.push_back(pe::held_out_bits(trainer->model(), e.held_out, L, kScoredCharacters));
-    } else {
-      at_lengths = pe::evaluate_past_training(*trainer, e.lengths, kSyntheticTokens);
-    }
+    const std::vector<pe::LengthResult> at_lengths =
+        pe::evaluate_on_bench(*trainer, e.lengths, e.held_out);
     json runs_json = json::array();
     for (const auto& result : at_lengths) runs_json.push_back(pe::length_result_json(result));
     e.summary["runs"][c.task][plan[r].row.name]["seed " + std::to_string(c.seed)] = {
