@@ -26,8 +26,12 @@ std::int64_t at(const ag::Indices& x, std::int64_t b, std::int64_t t) {
   return x.values[static_cast<std::size_t>(b * x.shape[1] + t)];
 }
 
+// A file of the running test's own: ctest runs the tests as processes side by side, and two
+// writing one shared path let one of them read the file while the other had just emptied it.
 std::string write_temp_file(const std::string& name, const std::string& contents) {
-  const std::string path = ::testing::TempDir() + name;
+  const std::string path = ::testing::TempDir() +
+                           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+                           name;
   std::ofstream(path, std::ios::binary) << contents;
   return path;
 }
