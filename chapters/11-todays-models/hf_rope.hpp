@@ -31,8 +31,12 @@ struct HfRopeParameters {
   /// proportional, whose planes keep exponents over the whole head_dim (see there).
   double partial_rotary_factor = 1;
   std::int64_t max_position_embeddings = 0;  ///< the config's (dynamic's L; longrope's default)
-  std::optional<std::int64_t> original_max_position_embeddings;  ///< yarn, longrope, llama3
-  std::optional<double> factor;            ///< s: linear, dynamic, yarn, llama3; optional else
+  /// L0: yarn, longrope, llama3 (max_position_embeddings stands in when absent, as
+  /// transformers' standardize_rope_params fills it in)
+  std::optional<std::int64_t> original_max_position_embeddings;
+  /// s: linear, dynamic, llama3; yarn and longrope take max_position_embeddings / L0 when
+  /// absent, proportional 1
+  std::optional<double> factor;
   std::optional<double> attention_factor;  ///< yarn, longrope: given instead of computed
   std::optional<double> beta_fast;         ///< yarn: 32 when absent
   std::optional<double> beta_slow;         ///< yarn: 1 when absent
@@ -54,10 +58,11 @@ struct HfRopeFrequencies {
 };
 
 /// An ag::Error in one line naming the field unless the parameters make sense for their type:
-/// head_dim >= 2, rope_theta > 1, partial_rotary_factor in (0, 1] and an even dim >= 2, the
-/// type's required fields present and in range (factor >= 1 where required, llama3's
-/// high_freq_factor >= low_freq_factor > 0, longrope's factor lists of length dim/2 with
-/// positive entries, ...).
+/// head_dim >= 2, rope_theta > 1, partial_rotary_factor in (0, 1] and an even dim >= 2 (dim > 2
+/// for dynamic; proportional: an even head_dim), the type's required fields present and in
+/// range (factor >= 1 wherever given, llama3's high_freq_factor >= low_freq_factor > 0, yarn's
+/// beta_fast > beta_slow > 0, longrope's factor lists of length dim/2 with positive entries,
+/// a given attention_factor > 0, ...). transformers only warns about most of these.
 void check_hf_rope(const HfRopeParameters& parameters);
 
 /// check_hf_rope without the widths (head_dim, partial_rotary_factor, the length of longrope's

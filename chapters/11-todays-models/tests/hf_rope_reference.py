@@ -260,13 +260,13 @@ namespace pe::hf_rope_reference {{
 /// One case: a layer type's rope parameters as a config.json names them, the sequence length
 /// of the pass, and what Hugging Face's formulas give.
 struct Case {{
-  const char* name;                                     ///< the script's name of the case
-  const char* rope_type;                                ///< as the config gives it
-  std::vector<std::pair<const char*, double>> fields;   ///< the numbers (truncate: 0 or 1)
-  std::vector<double> short_factor, long_factor;        ///< longrope's lists
-  std::int64_t seq_len;                                 ///< 0: Hugging Face's None
-  std::vector<double> inv_freq;                         ///< the reference's inverse frequencies
-  double attention_factor;                              ///< the reference's attention factor
+  const char* name;                                    ///< the script's name of the case
+  const char* rope_type;                               ///< as the config gives it
+  std::vector<std::pair<const char*, double>> fields;  ///< the numbers (truncate: 0 or 1)
+  std::vector<double> short_factor, long_factor;       ///< longrope's lists
+  std::int64_t seq_len;                                ///< 0: Hugging Face's None
+  std::vector<double> inv_freq;                        ///< the reference's inverse frequencies
+  double attention_factor;                             ///< the reference's attention factor
 }};
 
 /// Every case: each of the script's CASES for head_dim {", ".join(str(w) for w in WIDTHS)}.

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <string>
 #include <tuple>
@@ -107,6 +108,14 @@ void expect_reference_cases(HfRopeType type) {
     EXPECT_EQ(got.rotated_width, std::int64_t(2 * c.inv_freq.size())) << c.name;
   }
   EXPECT_GE(cases, int(kWidths.size())) << "reference cases of " << hf_rope_type_name(type);
+}
+
+// How many float32 values lie from a to b (both positive): their bit patterns' distance.
+std::int64_t float_steps(float a, float b) {
+  std::int32_t bits_a = 0, bits_b = 0;
+  std::memcpy(&bits_a, &a, sizeof a);
+  std::memcpy(&bits_b, &b, sizeof b);
+  return std::abs(std::int64_t(bits_a) - std::int64_t(bits_b));
 }
 
 // The message of the ag::Error that `run` throws ("" and a failure when it throws none), which
@@ -323,6 +332,85 @@ TEST(Ch11HfRope, Llama3WithEqualFactorsHasTwoBandsAndOneEdge) {
     EXPECT_EQ(got[i], 2 * M_PI / theta[i] < 8192 ? theta[i] : theta[i] / 16) << "plane " << i;
   // a plane exactly on the edge would blend with weight 0 / 0: refused, not NaN
   EXPECT_THROW(llama3_frequencies({2 * M_PI / 8192}, 16, 1, 1, 8192), ag::Error);
+}
+
+// transformers computes in float32: Llama 3.1's 64 frequencies as torch gives them
+// (tests/hf_rope_float32.py, run once) lie within 3.3e-7 of the float64 values, up to 3 steps
+// of float32 from them rounded to float32; 21 of the 64 differ.
+TEST(Ch11HfRope, Llama3InFloat32AsTransformersComputesIt) {
+  const std::vector<double> torch_float32 = {1.0,
+                                             0.8146172165870667,
+                                             0.663601279258728,
+                                             0.5405809879302979,
+                                             0.44036662578582764,
+                                             0.3587302267551422,
+                                             0.2922278344631195,
+                                             0.2380538135766983,
+                                             0.193922758102417,
+                                             0.1579728126525879,
+                                             0.12868738174438477,
+                                             0.10483095049858093,
+                                             0.08539710193872452,
+                                             0.06956595182418823,
+                                             0.05666961893439293,
+                                             0.046164050698280334,
+                                             0.03760603070259094,
+                                             0.030634520575404167,
+                                             0.02495540864765644,
+                                             0.020329104736447334,
+                                             0.016560440883040428,
+                                             0.013490419834852219,
+                                             0.010989529080688953,
+                                             0.008952259086072445,
+                                             0.00729266507551074,
+                                             0.005940730683505535,
+                                             0.00483942124992609,
+                                             0.003942275885492563,
+                                             0.0032114461064338684,
+                                             0.0021665706299245358,
+                                             0.0013718936825171113,
+                                             0.0008567514596506953,
+                                             0.0005248460220173001,
+                                             0.0003126936499029398,
+                                             0.0001785077911335975,
+                                             9.556212171446532e-05,
+                                             7.784655463183299e-05,
+                                             6.341514381347224e-05,
+                                             5.165906986803748e-05,
+                                             4.208236714475788e-05,
+                                             3.428102354519069e-05,
+                                             2.7925909307668917e-05,
+                                             2.2748929040972143e-05,
+                                             1.8531669411459006e-05,
+                                             1.5096217794052791e-05,
+                                             1.2297638932068367e-05,
+                                             1.0017868589784484e-05,
+                                             8.160727702488657e-06,
+                                             6.647869668086059e-06,
+                                             5.415469331637723e-06,
+                                             4.411534519022098e-06,
+                                             3.593711880967021e-06,
+                                             2.927499735960737e-06,
+                                             2.3847917418606812e-06,
+                                             1.9426925064180978e-06,
+                                             1.5825507944100536e-06,
+                                             1.289173155782919e-06,
+                                             1.050182618200779e-06,
+                                             8.554969213037111e-07,
+                                             6.969025321268418e-07,
+                                             5.677088097399974e-07,
+                                             4.6246537976912805e-07,
+                                             3.76732259610435e-07,
+                                             3.068925877869333e-07};
+  const std::vector<double> got = hf_rope_frequencies(llama31(128)).inv_freq;
+  ASSERT_EQ(got.size(), torch_float32.size());
+  int differ = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(torch_float32[i], got[i], 3.3e-7 * got[i]) << "plane " << i;
+    EXPECT_LE(float_steps(float(got[i]), float(torch_float32[i])), 3) << "plane " << i;
+    differ += float(got[i]) != float(torch_float32[i]);
+  }
+  EXPECT_GT(differ, 0);  // float32 arithmetic is not float64's result rounded once
 }
 
 // grades: task 11.2
