@@ -404,6 +404,7 @@ void for_each_field(Config& c, Visit&& visit) {
   visit("eval_sequences", c.eval_sequences);
   visit("max_length", c.max_length);
   visit("random_positions", c.random_positions);
+  visit("sink_logits", c.model.sink_logits);
 }
 
 }  // namespace
@@ -414,6 +415,7 @@ void to_json(nlohmann::json& j, const TrainConfig& c) {
   // Written only when on, so that every run saved before the option existed keeps the
   // configuration it had (and is still found and reused by it).
   if (c.random_positions == 0) j.erase("random_positions");
+  if (!c.model.sink_logits) j.erase("sink_logits");
 }
 
 void from_json(const nlohmann::json& j, TrainConfig& c) {

@@ -12,7 +12,8 @@ namespace pe {
 using ag::Tensor;
 
 SelfAttention::SelfAttention(std::int64_t width, std::int64_t heads_, ag::Rng& rng, bool causal_,
-                             ag::Dtype dtype, std::shared_ptr<AttentionPositions> positions_)
+                             ag::Dtype dtype, std::shared_ptr<AttentionPositions> positions_,
+                             bool with_sink_logits)
     : query(width, width, rng, true, dtype),
       key(width, width, rng, true, dtype),
       value(width, width, rng, true, dtype),
@@ -28,6 +29,10 @@ SelfAttention::SelfAttention(std::int64_t width, std::int64_t heads_, ag::Rng& r
   register_module("value", value);
   register_module("output", output);
   register_module("positions", *positions);
+  if (with_sink_logits) {
+    sink_logits = ag::zeros({heads_}, dtype);
+    register_parameter("sink_logits", sink_logits);
+  }
 }
 
 // [heads]
@@ -81,6 +86,21 @@ Tensor span_mask(std::int64_t queries, std::int64_t keys, const Positions& q_pos
 }
 // [span-mask]
 
+// [sink-softmax]
+Tensor softmax_with_sinks(const Tensor& scores, const Tensor& sink_logits) {
+  if (!sink_logits.defined()) return ag::softmax(scores);
+  ag::check(scores.dim() == 4 && sink_logits.dim() == 1 && sink_logits.size(0) == scores.size(1),
+            "softmax_with_sinks", "expected scores [B, H, Tq, Tk] and sink logits [H], got ",
+            ag::shape_string(scores.shape()), " and ", ag::shape_string(sink_logits.shape()));
+  const std::int64_t B = scores.size(0), H = scores.size(1), Tq = scores.size(2),
+                     Tk = scores.size(3);
+  // the sink is one more column of every row, the head's logit; softmax, then drop it
+  Tensor column =
+      ag::add(ag::zeros({B, H, Tq, 1}, scores.dtype()), ag::reshape(sink_logits, {1, H, 1, 1}));
+  return ag::slice(ag::softmax(ag::concat({scores, column}, 3)), 3, 0, Tk);
+}
+// [sink-softmax]
+
 // [attention-forward]
 Tensor SelfAttention::forward(const Tensor& x, const Positions& at, LayerCache* cache) {
   ag::check(x.dim() == 3 && x.size(2) == heads * head_width, "SelfAttention", "expected x [B, T, ",
@@ -111,7 +131,7 @@ Tensor SelfAttention::forward(const Tensor& x, const Positions& at, LayerCache* 
   if (causal)
     scores = ag::masked_fill(scores, causal_mask(q.size(2), k.size(2), at, x.dtype()),
                              -std::numeric_limits<double>::infinity());
-  Tensor weights = ag::softmax(scores);  // [B, H, Tq, Tk]
+  Tensor weights = softmax_with_sinks(scores, sink_logits);  // [B, H, Tq, Tk]
   if (capture_weights) last_weights = weights.detach().clone();
   Tensor out = positions->values(ag::matmul(weights, v), weights, at);
   return output.forward(merge_heads(out));

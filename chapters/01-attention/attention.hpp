@@ -25,9 +25,11 @@ class SelfAttention : public ag::Module {
   /// width C = heads H * head width D. With causal = false every query sees every key (used
   /// only to show permutation equivariance; a decoder is always causal). positions is this
   /// layer's part of the positional encoding; none (nullptr) adds no positional information.
+  /// With with_sink_logits, each head learns one sink logit (sink_logits, chapter 12).
   SelfAttention(std::int64_t width, std::int64_t heads, ag::Rng& rng, bool causal = true,
                 ag::Dtype dtype = ag::Dtype::f32,
-                std::shared_ptr<AttentionPositions> positions = nullptr);
+                std::shared_ptr<AttentionPositions> positions = nullptr,
+                bool with_sink_logits = false);
 
   /// x [B, T, C] at positions `at` (0 .. T-1 by default) -> [B, T, C].
   /// With a cache, this call's keys and values are appended to it and the queries attend to
@@ -44,10 +46,21 @@ class SelfAttention : public ag::Module {
   bool causal;              ///< whether queries are kept from later keys
   /// The encoding's hooks for this layer, registered as the child "positions"; never null.
   const std::shared_ptr<AttentionPositions> positions;
+  /// One learned logit per head, [H], that joins every query's softmax as a key with no value
+  /// (GPT-OSS's attention sinks): a head may then put weight on "nothing" instead of on the
+  /// first tokens. Undefined (the plain softmax) unless built with_sink_logits; initialised
+  /// to 0. The parameter "sink_logits".
+  ag::Tensor sink_logits;
   /// When true, forward keeps a detached copy of its attention weights [B, H, Tq, Tk].
   bool capture_weights = false;
   ag::Tensor last_weights;  ///< the weights kept by the last forward (when capturing)
 };
+
+/// softmax over the last axis of scores [B, H, Tq, Tk] with one more logit per head,
+/// sink_logits [H], in every row's denominator: w_ij = exp(s_ij) / (exp(s_h) + sum_j exp(s_ij)).
+/// The weights of a row then sum to less than 1. An undefined sink_logits gives the plain
+/// softmax.
+ag::Tensor softmax_with_sinks(const ag::Tensor& scores, const ag::Tensor& sink_logits);
 
 /// The causal mask for Tq queries at q_positions and Tk keys at q_positions.keys(Tk)
 /// (an offset q means queries q .. q+Tq-1 and keys 0 .. Tk-1): [Tq, Tk], 1 where the key's

@@ -30,7 +30,8 @@ std::vector<std::shared_ptr<AttentionPositions>> attention_parts(
 DecoderBlock::DecoderBlock(const DecoderConfig& config, ag::Rng& rng, ag::Dtype dtype,
                            std::shared_ptr<AttentionPositions> positions)
     : norm1(config.width, 1e-5, dtype),
-      attention(config.width, config.heads, rng, config.causal, dtype, std::move(positions)),
+      attention(config.width, config.heads, rng, config.causal, dtype, std::move(positions),
+                config.sink_logits),
       norm2(config.width, 1e-5, dtype),
       expand(config.width, config.ffn_width, rng, true, dtype),
       contract(config.ffn_width, config.width, rng, true, dtype) {

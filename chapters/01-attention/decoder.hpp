@@ -16,6 +16,9 @@ struct DecoderConfig {
   std::int64_t layers = 1;        ///< L, the number of blocks
   std::int64_t ffn_width = 1024;  ///< F, the feed-forward width
   bool causal = true;             ///< the causal mask (false only to show equivariance)
+  /// One learned sink logit per head in every attention layer (chapter 12: GPT-OSS's sinks,
+  /// SelfAttention::sink_logits); off in every earlier chapter.
+  bool sink_logits = false;
 };
 
 /// x -> x + attention(norm1(x)) -> x + ffn(norm2(x)), with ffn = Linear, ReLU, Linear.

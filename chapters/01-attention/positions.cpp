@@ -12,18 +12,33 @@ Positions::Positions(std::int64_t first) : first_(first) {
   ag::check(first >= 0, "Positions", "the first position must not be negative, got ", first);
 }
 
-Positions::Positions(std::vector<std::int64_t> ids) : sampled_(std::move(ids)) {
-  ag::check(!sampled_.empty(), "Positions", "needs at least one position id");
-  for (std::size_t i = 0; i < sampled_.size(); ++i) {
-    ag::check(sampled_[i] >= 0, "Positions", "position ids must not be negative, got ", sampled_[i],
+namespace {
+
+// sorted and distinct: the causal mask then hides exactly the later tokens, as it does for
+// contiguous positions
+void check_ids(const std::vector<std::int64_t>& ids) {
+  ag::check(!ids.empty(), "Positions", "needs at least one position id");
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    ag::check(ids[i] >= 0, "Positions", "position ids must not be negative, got ", ids[i],
               " at index ", i);
-    // sorted and distinct: the causal mask then hides exactly the later tokens, as it does
-    // for contiguous positions
-    ag::check(i == 0 || sampled_[i - 1] < sampled_[i], "Positions",
-              "position ids must be sorted and distinct, got ", sampled_[i - 1], " then ",
-              sampled_[i], " at index ", i);
+    ag::check(i == 0 || ids[i - 1] < ids[i], "Positions",
+              "position ids must be sorted and distinct, got ", ids[i - 1], " then ", ids[i],
+              " at index ", i);
   }
+}
+
+}  // namespace
+
+Positions::Positions(std::vector<std::int64_t> ids) : sampled_(std::move(ids)) {
+  check_ids(sampled_);
   first_ = sampled_.front();
+}
+
+Positions Positions::with_keys(std::int64_t first, std::vector<std::int64_t> key_ids) {
+  Positions positions(first);
+  check_ids(key_ids);
+  positions.key_ids_ = std::move(key_ids);
+  return positions;
 }
 
 std::int64_t Positions::first() const { return first_; }
@@ -53,6 +68,11 @@ std::int64_t Positions::end(std::int64_t count) const {
 }
 
 Positions Positions::keys(std::int64_t count) const {
+  if (!key_ids_.empty()) {
+    ag::check(count == static_cast<std::int64_t>(key_ids_.size()), "Positions", "the ",
+              key_ids_.size(), " explicit key positions do not fit the call's ", count, " keys");
+    return Positions(key_ids_);
+  }
   if (sampled_.empty()) return Positions(0);
   ag::check(count == size(), "Positions", "sampled positions attend to keys at the same ", size(),
             " ids (no cache), but the call has ", count, " keys");
@@ -60,7 +80,7 @@ Positions Positions::keys(std::int64_t count) const {
 }
 
 bool Positions::operator==(const Positions& other) const {
-  return first_ == other.first_ && sampled_ == other.sampled_;
+  return first_ == other.first_ && sampled_ == other.sampled_ && key_ids_ == other.key_ids_;
 }
 
 // [random-positions]

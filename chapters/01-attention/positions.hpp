@@ -25,6 +25,11 @@ class Positions {
   /// Exactly these positions, one per token: sorted, distinct and non-negative (anything else
   /// is an ag::Error naming the first bad id). An empty list is refused too.
   explicit Positions(std::vector<std::int64_t> ids);
+  /// Contiguous queries first, first+1, ... attending to keys at explicit positions: the keys
+  /// a trimmed cache kept (chapter 12's window with sinks keeps keys 0..S-1 and the last W, at
+  /// their original positions). key_ids must be sorted, distinct and non-negative; keys(count)
+  /// then gives exactly them (count must equal their number).
+  static Positions with_keys(std::int64_t first, std::vector<std::int64_t> key_ids);
 
   bool is_contiguous() const { return sampled_.empty(); }  ///< made from a first position
   std::int64_t first() const;                              ///< the position of token 0
@@ -43,16 +48,20 @@ class Positions {
   std::int64_t end(std::int64_t count) const;
   /// The positions of the Tk = count keys that these queries attend to: 0 .. Tk-1 for
   /// contiguous queries (the cache starts at the sequence's beginning), the same ids for
-  /// sampled ones (then Tk must equal size()).
+  /// sampled ones (then Tk must equal size()), or the explicit ids of with_keys (then Tk must
+  /// equal their number).
   Positions keys(std::int64_t count) const;
   /// The same positions (contiguous from the same first, or the same ids).
   bool operator==(const Positions& other) const;
+  /// Whether the keys were given explicitly (with_keys: a trimmed cache).
+  bool has_explicit_keys() const { return !key_ids_.empty(); }
   /// Not the same positions.
   bool operator!=(const Positions& other) const { return !(*this == other); }
 
  private:
   std::int64_t first_ = 0;
   std::vector<std::int64_t> sampled_;  // empty: contiguous from first_
+  std::vector<std::int64_t> key_ids_;  // empty: the keys follow from the queries (keys())
 };
 
 /// Randomized positions (Ruoss et al., 2023): `count` distinct positions drawn uniformly

@@ -94,6 +94,9 @@ std::vector<CLI::Option*> add_model_options(CLI::App& cmd, TrainFlags& f) {
           "The model is then evaluated at positions drawn likewise with a fixed seed (pe eval "
           "--contiguous for 0 .. T-1); a learned table gets L_MAX rows",
           within(L::random_positions)),
+      cmd.add_flag("--sink-logits", c.model.sink_logits,
+                   "one learned sink logit per head in every attention layer (chapter 12: a "
+                   "head may attend to nothing)"),
       cmd.add_option("--option,-o", f.encoding_options, "encoding option key=value (repeatable)"),
       cmd.add_option("--task-option", f.task_options, "task option key=value (repeatable)")};
 }

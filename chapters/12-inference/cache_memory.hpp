@@ -1,0 +1,2 @@
+// (being written: chapter 12)
+#pragma once

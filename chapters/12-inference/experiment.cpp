@@ -1,0 +1,2 @@
+// Chapter 12's experiment (being written).
+int main() { return 0; }

@@ -1,0 +1,1 @@
+#include "chapters/12-inference/latent_training.hpp"
