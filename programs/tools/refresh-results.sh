@@ -57,7 +57,8 @@ for task in shiftk alternating; do
 done
 
 for chapter in 00-autograd 01-attention 02-sinusoidal 03-learned 04-relative 05-rope 06-alibi \
-               07-nope 08-length 09-learned-distance 10-content-positions 11-todays-models; do
+               07-nope 08-length 09-learned-distance 10-content-positions 11-todays-models \
+               12-inference; do
   number=${chapter%%-*}
   "$build/chapters/$chapter/ch${number}_experiment" --summary "chapters/$chapter/results/summary.json"
 done
@@ -82,7 +83,7 @@ EOF
 # heatmap of the run in results/chNN/X/ (X_hN: the run X-hN, chapter 6's heads), every other
 # figures/Y.png the experiment's own Y.png.
 for chapter in 02-sinusoidal 03-learned 04-relative 05-rope 06-alibi 07-nope 08-length \
-               09-learned-distance 10-content-positions 11-todays-models; do
+               09-learned-distance 10-content-positions 11-todays-models 12-inference; do
   number=${chapter%%-*}
   for figure in chapters/$chapter/figures/*.png; do
     name=$(basename "$figure" .png)
