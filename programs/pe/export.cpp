@@ -58,6 +58,7 @@ nlohmann::json model_json(Trainer& trainer) {
           {"layers", model.config.layers},
           {"ffn_width", model.config.ffn_width},
           {"causal", model.config.causal},
+          {"sink_logits", model.config.sink_logits},
           {"activation", "relu"},
           {"norm", "pre"},
           {"layer_norm_eps", model.final_norm.eps},

@@ -47,12 +47,14 @@ class Encoding(nn.Module):
 
 # [model]
 class Attention(nn.Module):
-    def __init__(self, width, heads, positions, causal=True):
+    def __init__(self, width, heads, positions, causal=True, sink_logits=False):
         super().__init__()
         self.heads, self.causal = heads, causal
         self.query, self.key = nn.Linear(width, width), nn.Linear(width, width)
         self.value, self.output = nn.Linear(width, width), nn.Linear(width, width)
         self.positions = positions  # this layer's part of the encoding
+        # chapter 12: one learned logit per head joins every softmax as a key without a value
+        self.sink_logits = nn.Parameter(torch.zeros(heads)) if sink_logits else None
 
     def forward(self, x):  # x [B, T, C] -> [B, T, C]
         B, T, C = x.shape
@@ -64,16 +66,20 @@ class Attention(nn.Module):
         if self.causal:  # a query never sees a later key
             future = torch.ones(T, T, dtype=torch.bool).triu(1)
             scores = scores.masked_fill(future, -math.inf)
-        weights = scores.softmax(-1)
+        if self.sink_logits is None:
+            weights = scores.softmax(-1)
+        else:  # the sink is one more column of every row: softmax, then drop it
+            sink = self.sink_logits.view(1, -1, 1, 1).expand(B, -1, T, 1)
+            weights = torch.cat([scores, sink], -1).softmax(-1)[..., :T]
         out = self.positions.values(weights @ v, weights)  # [B, H, T, D]
         return self.output(out.transpose(1, 2).reshape(B, T, C))
 
 
 class Block(nn.Module):
-    def __init__(self, width, heads, ffn_width, positions, eps, causal=True):
+    def __init__(self, width, heads, ffn_width, positions, eps, causal=True, sink_logits=False):
         super().__init__()
         self.norm1 = nn.LayerNorm(width, eps=eps)
-        self.attention = Attention(width, heads, positions, causal)
+        self.attention = Attention(width, heads, positions, causal, sink_logits)
         self.norm2 = nn.LayerNorm(width, eps=eps)
         self.expand, self.contract = nn.Linear(width, ffn_width), nn.Linear(ffn_width, width)
 
@@ -83,12 +89,13 @@ class Block(nn.Module):
 
 
 class Decoder(nn.Module):
-    def __init__(self, vocab, width, heads, layers, ffn_width, encoding, eps=1e-5, causal=True):
+    def __init__(self, vocab, width, heads, layers, ffn_width, encoding, eps=1e-5, causal=True,
+                 sink_logits=False):
         super().__init__()
         self.tokens = nn.Embedding(vocab, width)
         self.encoding = encoding  # before the blocks: parameters the layers share are its own
         self.blocks = nn.ModuleList(
-            Block(width, heads, ffn_width, encoding.make_positions(), eps, causal)
+            Block(width, heads, ffn_width, encoding.make_positions(), eps, causal, sink_logits)
             for _ in range(layers))
         self.final_norm = nn.LayerNorm(width, eps=eps)
         self.head = nn.Linear(width, vocab)
@@ -453,7 +460,8 @@ def decoder_from_export(model, parameters):
     encoding = make_encoding(model["encoding"], model["encoding_options"], model["width"],
                              model["heads"], model["max_length"])
     decoder = Decoder(model["vocab"], model["width"], model["heads"], model["layers"],
-                      model["ffn_width"], encoding, model["layer_norm_eps"], model["causal"])
+                      model["ffn_width"], encoding, model["layer_norm_eps"], model["causal"],
+                      model.get("sink_logits", False))
     load_parameters(decoder, parameters)
     return decoder
 

@@ -57,6 +57,8 @@ VARIANTS = {
                        f"-o scaling=yarn -o scale=4 -o {L}"),
     "alibi": ("-e alibi", ""),
     "alibi-3-heads": ("-e alibi --heads 3 --width 48", ""),
+    "rope-sink-logits": ("-e rope --sink-logits", ""),
+    "alibi-sink-logits": ("-e alibi --sink-logits", ""),
 }
 # [variants]
 
