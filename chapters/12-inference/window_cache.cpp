@@ -143,13 +143,12 @@ Tensor WindowCache::Impl::attend(DecoderBlock& block, HeldLayer& layer, const Te
   Tensor q = split_heads(attention.query.forward(x), attention.heads);  // [1, H, 1, D]
   Tensor k = split_heads(attention.key.forward(x), attention.heads);
   const Tensor v = split_heads(attention.value.forward(x), attention.heads);
-  const std::int64_t t = held.back(), n = static_cast<std::int64_t>(held.size());
   const Positions at = window_hook_positions(held, options.positions);
   Tensor keys;  // the held keys as the scores see them
   // TASK 12.2 begin: where the kept keys sit
   if (options.positions == StreamPositions::original) {
     // rotated once, at the stream position where the token came
-    std::tie(q, k) = part.rotate(q, k, Positions(t));
+    std::tie(q, k) = part.rotate(q, k, Positions(held.back()));
     layer.keys = append(layer.keys, k);
     keys = layer.keys;
   } else {
@@ -161,6 +160,7 @@ Tensor WindowCache::Impl::attend(DecoderBlock& block, HeldLayer& layer, const Te
     // keys of a pass at 0 .. n-1, and .first of rotate(q, q, n-1) its last query.
     layer.keys = append(layer.keys, k);
     keys = part.rotate(layer.keys, layer.keys, Positions(0)).second;
+    const auto n = static_cast<std::int64_t>(held.size());
     q = part.rotate(q, q, Positions(n - 1)).first;
   }
   // TASK 12.2 end
