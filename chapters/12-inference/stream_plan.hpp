@@ -33,6 +33,7 @@ struct Reading {
 inline const std::vector<Reading> kReadings = {
     {"everything kept", false, {0, 0, StreamPositions::cache}},
     {"window 32", false, {0, kCacheSize, StreamPositions::cache}},
+    {"window 32, original positions", false, {0, kCacheSize, StreamPositions::original}},
     {"4 sinks + window 28", false, {kSinks, kCacheSize - kSinks, StreamPositions::cache}},
     {"4 sinks + window 28, original positions",
      false,
