@@ -34,6 +34,8 @@ void check_window_options(const WindowOptions& options) {
 
 // [window-evictions]
 std::vector<std::int64_t> window_evictions(std::int64_t held, const WindowOptions& options) {
+  check_window_options(options);
+  ag::check(held >= 0, "window cache", "held tokens must be 0 or more, got ", held);
   std::vector<std::int64_t> evicted;
   // TASK 12.1 begin: which tokens the cache keeps
   // the first S are the sinks; beyond S + W, the oldest of the others goes
@@ -49,6 +51,8 @@ std::vector<std::int64_t> window_evictions(std::int64_t held, const WindowOption
 // [window-positions]
 Positions window_hook_positions(const std::vector<std::int64_t>& held, StreamPositions positions) {
   ag::check(!held.empty(), "window cache", "no token is held");
+  ag::check(positions == StreamPositions::cache || positions == StreamPositions::original,
+            "window cache", "positions must be cache or original, got ", int(positions));
   // TASK 12.2 begin: where the kept keys sit
   const auto n = static_cast<std::int64_t>(held.size());
   if (positions == StreamPositions::cache) return Positions(n - 1);  // keys 0 .. n-1
