@@ -31,13 +31,13 @@ namespace {
 
 // The small test decoder around a registered encoding (default options), in float64.
 std::unique_ptr<Decoder> small_model(const std::string& encoding, std::int64_t layers,
-                                     bool sink_logits = false) {
+                                     bool sink_logits = false, std::int64_t max_length = 64) {
   DecoderConfig config = small_decoder_config();
   config.layers = layers;
   config.sink_logits = sink_logits;
   EncodingSpec spec;
   spec.model = config;
-  spec.max_length = 64;
+  spec.max_length = max_length;
   spec.dtype = ag::Dtype::f64;
   ag::Rng rng(12);
   auto model = std::make_unique<Decoder>(config, make_encoding(encoding, spec, rng), rng);
@@ -359,6 +359,16 @@ TEST_F(Ch12Window, RefusesBadOptionsAndTokensInOneLine) {
   EXPECT_THROW(cache.step(-1), ag::Error);
   EXPECT_EQ(cache.fed(), 0);
   EXPECT_THROW(stream_bits(*model, {1, 2, 9}, {0, 4, StreamPositions::cache}), ag::Error);
+  // a learned table of 4 rows, in original mode: the fifth token is refused, and the cache
+  // stays as it was
+  auto learned = small_model("learned", 1, false, 4);
+  WindowCache refused_once(*learned, {1, 2, StreamPositions::original});
+  WindowCache untouched(*learned, {1, 2, StreamPositions::original});
+  for (const std::int64_t token : {1, 4, 2, 6}) refused_once.step(token), untouched.step(token);
+  EXPECT_THROW(refused_once.step(0), ag::Error);
+  EXPECT_EQ(refused_once.fed(), 4);
+  EXPECT_EQ(refused_once.held_positions(), (std::vector<std::int64_t>{0, 2, 3}));
+  EXPECT_EQ(refused_once.held_positions(), untouched.held_positions());
 }
 
 // softmax_with_sinks against a loop by hand: w_ij = e^s_ij / (e^sink_h + sum_j e^s_ij), so a
