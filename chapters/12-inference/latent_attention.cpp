@@ -132,9 +132,11 @@ AbsorbedLatent LatentAttention::absorbed() const {
           ag::reshape(latent_output, {H * Dc, C})};
 }
 
-Tensor LatentAttention::masked_weights(const Tensor& scores, std::int64_t offset) {
+Tensor LatentAttention::masked_weights(const Tensor& scores) {
   const std::int64_t Tq = scores.size(2), Tk = scores.size(3);
-  const Tensor mask = causal_mask(Tq, Tk, Positions(offset), scores.dtype());
+  // The queries are the last Tq of the Tk keys (offset - cached .. offset + Tq - 1): with a
+  // cache the keys start at 0, without one they start at offset. The mask needs only that.
+  const Tensor mask = causal_mask(Tq, Tk, Positions(Tk - Tq), scores.dtype());
   return ag::softmax(ag::masked_fill(scores, mask, -std::numeric_limits<double>::infinity()));
 }
 
@@ -148,7 +150,7 @@ Tensor LatentAttention::forward(const Tensor& x, std::int64_t offset, LatentLaye
   const Tensor scores =
       ag::mul(ag::add(content_scores_expanded(x, latents), rotary_scores(x, offset, k_rot)), scale);
   const Tensor values = split_heads(up_value.forward(latents), shape.heads);  // [B, H, Tk, d_h]
-  return output.forward(merge_heads(ag::matmul(masked_weights(scores, offset), values)));
+  return output.forward(merge_heads(ag::matmul(masked_weights(scores), values)));
 }
 
 Tensor LatentAttention::forward(const Tensor& x, std::int64_t offset, LatentLayerCache* cache,
@@ -159,7 +161,7 @@ Tensor LatentAttention::forward(const Tensor& x, std::int64_t offset, LatentLaye
   const Tensor scores = ag::mul(
       ag::add(content_scores_absorbed(x, latents, absorbed), rotary_scores(x, offset, k_rot)),
       scale);
-  const Tensor weights = masked_weights(scores, offset);  // [B, H, Tq, Tk]
+  const Tensor weights = masked_weights(scores);  // [B, H, Tq, Tk]
   // sum_h (w_h c) (W_UV_h W_O_h): the weights average latents, which then go straight to C
   const Tensor mixed = scores_against_shared(weights, ag::transpose(latents, 1, 2));
   return ag::matmul(merge_heads(mixed), absorbed.latent_output);  // [B, Tq, H*d_c] -> [B, Tq, C]

@@ -65,7 +65,9 @@ class LatentAttention : public ag::Module {
   /// The shape as validate() checks it; weights drawn from rng, no biases.
   LatentAttention(const LatentShape& shape, ag::Rng& rng, ag::Dtype dtype = ag::Dtype::f32);
 
-  /// x [B, T, C] at positions offset .. offset+T-1 -> [B, T, C]. With a cache, its latents and
+  /// x [B, T, C] at positions offset .. offset+T-1 -> [B, T, C]. Without a cache the keys are
+  /// x's own tokens at the same positions (a pass at any offset gives the same output: RoPE
+  /// sees only differences of positions). With a cache, its latents and
   /// rotary keys are extended by this call's and the queries attend to all of them; offset
   /// must then equal the cache's length. mode chooses how the content part is computed (both
   /// give the same numbers up to rounding); absorbed computes absorbed() on each call.
@@ -100,7 +102,8 @@ class LatentAttention : public ag::Module {
   ag::Tensor content_scores_expanded(const ag::Tensor& x, const ag::Tensor& latents);
   ag::Tensor content_scores_absorbed(const ag::Tensor& x, const ag::Tensor& latents,
                                      const AbsorbedLatent& absorbed);
-  ag::Tensor masked_weights(const ag::Tensor& scores, std::int64_t offset);
+  // softmax after the causal mask, the queries being the last Tq of the Tk keys
+  ag::Tensor masked_weights(const ag::Tensor& scores);
   void check_input(const ag::Tensor& x, std::int64_t offset, const LatentLayerCache* cache) const;
   // RoPE at positions offset .. offset+T-1 of t [..., T, d_R] (chapter 5's tables and rotation)
   ag::Tensor rotate(const ag::Tensor& t, std::int64_t offset) const;
@@ -110,7 +113,7 @@ class LatentAttention : public ag::Module {
 /// out[b, h, i, j] = a[b, h, i] . b[b, j] (one matmul: the heads' rows are stacked).
 ag::Tensor scores_against_shared(const ag::Tensor& a, const ag::Tensor& b);
 
-/// The sizes of a LatentDecoder. The defaults are the chapter's experiment.
+/// The sizes of a LatentDecoder (the cache table's small model; training uses one layer).
 struct LatentDecoderConfig {
   std::int64_t vocab = 26;       ///< V, the number of token ids
   LatentShape attention;         ///< every layer's attention

@@ -6,6 +6,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "ag/error.hpp"
@@ -22,6 +23,13 @@ namespace {
 // A shape small enough for element-by-element gradient checks.
 LatentShape tiny_shape() { return {16, 2, 4, 6, 4, 10000}; }
 
+// A number for RecordProperty in %g form (std::to_string would print 1e-15 as 0.000000).
+std::string shown(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", value);
+  return text;
+}
+
 double max_abs(const ag::Tensor& t) {
   double worst = 0;
   for (double v : t.to_vector()) worst = std::max(worst, std::abs(v));
@@ -35,6 +43,7 @@ TEST(Ch12Latent, AbsorbedScoresAndOutputsEqualExpandedInFloat64) {
   const ag::Tensor expanded = attention.scores(x, LatentMode::expanded);
   const ag::Tensor absorbed = attention.scores(x, LatentMode::absorbed);
   EXPECT_EQ(expanded.shape(), (ag::Shape{2, 8, 9, 9}));
+  RecordProperty("float64_score_difference", shown(max_abs_difference(expanded, absorbed)));
   EXPECT_LT(max_abs_difference(expanded, absorbed), 1e-12);
   EXPECT_LT(max_abs_difference(attention.forward(x, 0, nullptr, LatentMode::expanded),
                                attention.forward(x, 0, nullptr, LatentMode::absorbed)),
@@ -50,7 +59,7 @@ TEST(Ch12Latent, AbsorbedScoresEqualExpandedInFloat32ToRoundOff) {
   const ag::Tensor expanded = attention.scores(x, LatentMode::expanded);
   const double difference = max_abs_difference(expanded, attention.scores(x, LatentMode::absorbed));
   const double ulp = FLT_EPSILON * max_abs(expanded);
-  RecordProperty("float32_score_difference_in_ulps", std::to_string(difference / ulp));
+  RecordProperty("float32_score_difference_in_ulps", shown(difference / ulp));
   EXPECT_LT(difference, 16 * ulp);
   const ag::Tensor out = attention.forward(x, 0, nullptr, LatentMode::expanded);
   EXPECT_LT(max_abs_difference(out, attention.forward(x, 0, nullptr, LatentMode::absorbed)),
@@ -58,6 +67,28 @@ TEST(Ch12Latent, AbsorbedScoresEqualExpandedInFloat32ToRoundOff) {
 }
 
 // The absorbed matrices are W_UQ_h W_UK_h^T and W_UV_h W_O_h, head by head.
+// The decoupled rotary key keeps RoPE's defining property: a pass over the same tokens at
+// positions s .. s+T-1 gives the same output for every s (only differences of positions count).
+TEST(Ch12Latent, OutputDependsOnlyOnRelativePositions) {
+  ag::Rng rng(9);
+  LatentAttention attention({}, rng, ag::Dtype::f64);
+  const ag::Tensor x = ag::randn({2, 6, 64}, rng, ag::Dtype::f64);
+  const ag::Tensor at_zero = attention.forward(x);
+  for (const std::int64_t shift : {1, 7, 100}) {
+    EXPECT_LT(max_abs_difference(at_zero, attention.forward(x, shift)), 1e-12) << shift;
+    EXPECT_LT(
+        max_abs_difference(at_zero, attention.forward(x, shift, nullptr, LatentMode::absorbed)),
+        1e-12)
+        << shift;
+  }
+  // and the positions matter: the same tokens in another order give another last output
+  const ag::Tensor swapped =
+      ag::concat({ag::slice(x, 1, 1, 2), ag::slice(x, 1, 0, 1), ag::slice(x, 1, 2, 6)}, 1);
+  EXPECT_GT(max_abs_difference(ag::slice(at_zero, 1, 5, 6),
+                               ag::slice(attention.forward(swapped), 1, 5, 6)),
+            1e-6);
+}
+
 TEST(Ch12Latent, AbsorbedMatricesAreTheProductsOfEachHead) {
   ag::Rng rng(3);
   const LatentShape shape = tiny_shape();
@@ -114,6 +145,8 @@ TEST(Ch12Latent, RopeOnTheContentKeysCannotBeAbsorbed) {
         (m - n == fitted ? on_offset : off_offset) =
             std::max(m - n == fitted ? on_offset : off_offset, error);
       }
+    RecordProperty("naive_rope_relative_error_fitted_at_" + std::to_string(fitted),
+                   shown(off_offset / magnitude));
     EXPECT_LT(on_offset, 1e-12 * magnitude) << "fitted at offset " << fitted;
     EXPECT_GT(off_offset, 0.25 * magnitude) << "fitted at offset " << fitted;
   }
@@ -270,7 +303,7 @@ namespace {
 TEST(Ch12Latent, DISABLED_ReportLatentNumbers) {
   std::printf("%s", cache_bytes_markdown(cache_bytes_table()).c_str());
   for (const char* task : {"shiftk", "alternating"}) {
-    const LatentResult r = train_latent_model(task, 500, 1);
+    const LatentResult r = train_latent_model(task, kLatentTrainingSteps, 1);
     std::printf(
         "%s: accuracy %.4f held-out loss %.4f loss %.3f -> %.3f, %.1f s, %lld parameters, "
         "cached decoding difference %.3g\n",
