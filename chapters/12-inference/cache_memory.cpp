@@ -2,6 +2,7 @@
 
 #include <iomanip>
 #include <sstream>
+#include <utility>
 
 #include "chapters/05-rope/rope.hpp"
 
