@@ -155,7 +155,7 @@ void write_stream_table(Experiment& e) {
       e.summary["curves"][encoding][reading.name] = {{"x", x}, {"bits", y}};
     }
     pe::write_line_plot(e.options.out + "/stream_" + encoding + ".png", curves,
-                        encoding + ": bits per character along a held-out stream (trained at 32)",
+                        encoding + " along a held-out stream (trained at 32)",
                         "position in the stream", "bits per character (mean of 32 positions)",
                         false, std::pair<double, double>{2.0, 7.0});
   }
