@@ -20,6 +20,7 @@
 #include "programs/web/live_permutation.hpp"
 #include "programs/web/live_rope.hpp"
 #include "programs/web/live_rope_config.hpp"
+#include "programs/web/live_stream.hpp"
 #include "programs/web/live_training.hpp"
 
 namespace pe::live {
@@ -108,6 +109,10 @@ class Training {
   std::string inspect(int length) {
     return call([&] { return run_->inspect(length); });
   }
+  /// Chapter 12: the trained model reads a stream through the window cache (live_stream.hpp).
+  std::string stream(const std::string& request) {
+    return call([&] { return stream_losses(run_->trainer(), parse(request)); });
+  }
 
  private:
   std::string call(const std::function<nlohmann::json()>& work) {
@@ -130,7 +135,8 @@ std::string build(const std::string&) {
 
 EMSCRIPTEN_BINDINGS(pe_live) {
   using namespace pe::live;
-  pe::register_chapter_encodings();  // every encoding of chapters 2-11, once, at start-up
+  pe::register_chapter_encodings();  // every encoding of chapters 2-12, once, at start-up
+  install_stream_corpus();           // chapter 12's character model reads it (charlm's default)
   emscripten::function("build", &build);
   emscripten::function("inspect", &inspect);
   emscripten::function("permutation", &permutation);
@@ -145,5 +151,6 @@ EMSCRIPTEN_BINDINGS(pe_live) {
       .function("advance", &Training::advance)
       .function("attention", &Training::attention)
       .function("evaluateLengths", &Training::evaluate_lengths)
-      .function("inspect", &Training::inspect);
+      .function("inspect", &Training::inspect)
+      .function("stream", &Training::stream);
 }
