@@ -112,7 +112,7 @@ Tensor TransformerXLPositions::bias(const Tensor& scores, const Tensor& q, const
   // (c) = u . k_j: how much any query likes the content of key j, the same for every query
   const Tensor content = ag::reshape(ag::sum(ag::mul(k, u), {3}), {B, heads_, 1, Tk});
   Tensor position;  // (b) + (d) = (q_i + v) . W_R R_{i-j}
-  if (q_positions.is_contiguous()) {
+  if (q_positions.is_contiguous() && !q_positions.has_explicit_keys()) {
     // R_{i-j} for every distance of the block, smallest first: offset - (Tk-1) .. offset+Tq-1
     const std::int64_t q_offset = q_positions.first();
     const Tensor R = relative_sinusoid(q_offset - (Tk - 1), Tq + Tk - 1, width_, q.dtype());
@@ -120,7 +120,7 @@ Tensor TransformerXLPositions::bias(const Tensor& scores, const Tensor& q, const
         ag::permute(ag::reshape(ag::matmul(R, projection), {Tq + Tk - 1, heads_, head_width_}),
                     {1, 0, 2});  // [H, N, D]
     position = xl_position_term(ag::add(q, v), projected, Tk);
-  } else {
+  } else {  // sampled ids, or the keys a trimmed cache kept (chapter 12)
     position = xl_pairwise_position_term(ag::add(q, v), projection, q_positions, Tk);
   }
   // (a) arrived as the scores, already divided by sqrt(D); the other three terms follow suit

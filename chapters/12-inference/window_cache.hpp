@@ -31,15 +31,37 @@ struct WindowOptions {
   StreamPositions positions = StreamPositions::cache;  ///< where the kept keys sit
 };
 
-/// Checks options (S >= 0, W >= 0, S > 0 only with a window, and S + W within a cap); an
-/// ag::Error naming the option otherwise.
+/// The largest S + W a window cache accepts: a bound against typing mistakes, far above any
+/// cache of the book.
+inline constexpr std::int64_t kLargestWindowCache = 1'000'000;
+
+/// Checks options (S >= 0, W >= 0, S > 0 only with a window, and S + W within
+/// kLargestWindowCache); an ag::Error naming the option otherwise.
 void check_window_options(const WindowOptions& options);
+
+/// Which of the `held` tokens (oldest first, the newest just appended) a cache with these
+/// options drops now: the indices, ascending, of the oldest tokens after the first S, as many
+/// as are held beyond S + W. None with W = 0 (keep everything).
+std::vector<std::int64_t> window_evictions(std::int64_t held, const WindowOptions& options);
+
+/// The positions the encoding's bias, content_bias and values hooks see for the newest token
+/// (the query) over the kept keys, whose stream positions are `held` (sorted, the newest last):
+/// in `original` mode the query at its stream position held.back() and the keys at `held`
+/// (Positions::with_keys), in `cache` mode the query at n-1 and the keys at 0 .. n-1.
+Positions window_hook_positions(const std::vector<std::int64_t>& held, StreamPositions positions);
 
 /// Decoding one token at a time through a cache that keeps at most S + W tokens. Every layer
 /// keeps, for each kept token, its key (unrotated in `cache` mode, so that it can be rotated
 /// again at its new place), its value and its position in the stream; the encoding's hooks
 /// see the kept keys' positions (Positions::with_keys in `original` mode). With W = 0 (or
 /// before anything is evicted) the logits are those of the plain KVCache.
+///
+/// Some encodings cannot be served once tokens are evicted, and the first eviction refuses them
+/// with an ag::Error naming the encoding and the mode: in `cache` mode an encoding that adds
+/// positions to the token embeddings (sinusoidal, learned: a kept token's key carries the
+/// position it was fed at, which cannot move); in `original` mode with W = 1 an encoding that
+/// continues a per-token state from the previous token (the forgetting gate); and an encoding
+/// with per-token state the cache does not know.
 class WindowCache {
  public:
   /// For a model of batch 1. The model must outlive the cache.
@@ -60,6 +82,7 @@ class WindowCache {
 
 /// The loss of every prediction of a stream read through a window cache: bits[t] =
 /// -log2 p(tokens[t+1] | what the cache holds after tokens[0..t]), for t = 0 .. n-2.
+/// Fewer than 2 tokens is an ag::Error.
 std::vector<double> stream_bits(Decoder& model, const std::vector<std::int64_t>& tokens,
                                 const WindowOptions& options);
 
