@@ -7,6 +7,8 @@
 // {"error": "<one line>"}, which the page shows where the figure would be.
 #include <emscripten/bind.h>
 
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -36,6 +38,17 @@ std::string answer(const std::function<nlohmann::json()>& work) {
 }
 
 nlohmann::json parse(const std::string& text) { return nlohmann::json::parse(text); }
+
+/// Writes the character model's text (shipped_corpus) where the charlm task reads it by
+/// default, in the module's own file system, unless a file is there already.
+void install_stream_corpus() {
+  const std::filesystem::path path(kStreamCorpusPath);
+  if (std::filesystem::exists(path)) return;
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream out(path, std::ios::binary);
+  const std::string_view text = shipped_corpus();
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+}
 
 /// `pe inspect` (lab/inspect.hpp) on {"encoding", "length", "dim", "heads",
 /// "options", "vector", "positions"}; a missing key keeps the command's default.

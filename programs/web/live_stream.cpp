@@ -1,7 +1,5 @@
 #include "programs/web/live_stream.hpp"
 
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "chapters/12-inference/window_cache.hpp"
@@ -14,21 +12,11 @@ namespace {
 constexpr std::int64_t kLongestStream = 4096;
 }  // namespace
 
-void install_stream_corpus() {
-  const std::filesystem::path path(kStreamCorpusPath);
-  if (std::filesystem::exists(path)) return;
-  std::filesystem::create_directories(path.parent_path());
-  std::ofstream out(path, std::ios::binary);
-  const std::string_view text = shipped_corpus();
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  ag::check(static_cast<bool>(out), "stream", "could not write the corpus at ", kStreamCorpusPath);
-}
-
 nlohmann::json stream_losses(Trainer& trainer, const nlohmann::json& request) {
   for (const auto& [key, value] : request.items())
-    ag::check(key == "sinks" || key == "window" || key == "positions" || key == "length" ||
-                  key == "seed",
-              "stream", "unknown key '", key, "' (sinks, window, positions, length, seed)");
+    ag::check(
+        key == "sinks" || key == "window" || key == "positions" || key == "length" || key == "seed",
+        "stream", "unknown key '", key, "' (sinks, window, positions, length, seed)");
   WindowOptions options;
   options.sinks = request.value("sinks", std::int64_t(0));
   options.window = request.value("window", std::int64_t(0));

@@ -18,11 +18,9 @@ namespace pe::live {
 inline constexpr const char* kStreamCorpusPath = "/usr/share/common-licenses/GPL-3";
 
 /// The text written at kStreamCorpusPath in the module, compiled in by
-/// programs/web/CMakeLists.txt from the build machine's copy (wasm build only).
+/// programs/web/CMakeLists.txt from the build machine's copy (wasm build only; bindings.cpp
+/// writes it there as the module starts).
 std::string_view shipped_corpus();
-
-/// Writes shipped_corpus() at kStreamCorpusPath unless a file is there already.
-void install_stream_corpus();
 
 /// request {"sinks": S, "window": W (1 .. 4096), "positions": "cache" or "original",
 ///          "length": the stream's characters (2 .. 4096), "seed": which held-out stretch}

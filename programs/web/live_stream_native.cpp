@@ -7,6 +7,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "lab/chapter_registry.hpp"
 #include "programs/web/live_stream.hpp"
 
 int main(int argc, char** argv) {
@@ -14,6 +15,7 @@ int main(int argc, char** argv) {
     std::cerr << "usage: live_stream_native CHECKPOINT REQUEST_JSON\n";
     return 2;
   }
+  pe::register_chapter_encodings();  // every encoding of chapters 2-12, as the module has
   try {
     auto trainer = pe::Trainer::resume(argv[1]);
     std::cout << pe::live::stream_losses(*trainer, nlohmann::json::parse(argv[2])).dump() << "\n";
