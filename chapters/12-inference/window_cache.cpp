@@ -92,7 +92,7 @@ struct WindowCache::Impl {
   // An ag::Error when evicting would give this model wrong logits (see the header).
   void check_can_evict(const std::vector<std::int64_t>& evicted) const;
   // Drops token `index` from a layer; the forgetting gate's running sums are renumbered in
-  // cache mode (see evict_slot).
+  // cache mode.
   void evict(HeldLayer& layer, std::int64_t index) const;
   Tensor attend(DecoderBlock& block, HeldLayer& layer, const Tensor& x) const;
 };
@@ -182,7 +182,7 @@ WindowCache::WindowCache(Decoder& model, WindowOptions options) : impl_(std::mak
   impl_->layers.resize(model.blocks.size());
   ag::NoGradGuard no_grad;
   // an absolute encoding changes the embeddings; the rest return x as it came
-  const Tensor zero = ag::zeros({1, 2, model.config.width}, model.tokens.weight.dtype());
+  const Tensor zero = ag::zeros({1, 1, model.config.width}, model.tokens.weight.dtype());
   impl_->adds_to_embeddings =
       ag::max(ag::abs(ag::reshape(model.encoding->embed(zero, 0), {-1})), 0).item() > 0;
 }
@@ -193,28 +193,34 @@ Tensor WindowCache::step(std::int64_t token) {
   ag::check(token >= 0 && token < model.config.vocab, "window cache", "token ", token,
             " is outside the vocabulary 0 .. ", model.config.vocab - 1);
   ag::NoGradGuard no_grad;
-  m.held.push_back(m.fed);
-  const std::vector<std::int64_t> evicted =
-      window_evictions(static_cast<std::int64_t>(m.held.size()), m.options);
+  Tensor x;
+  // every change below replaces a handle, so the state before the step comes back whole when
+  // the model refuses the token (a position past a learned table, a refused eviction)
+  const std::vector<std::int64_t> held_before = m.held;
+  const std::vector<HeldLayer> layers_before = m.layers;
   try {
+    m.held.push_back(m.fed);
+    const std::vector<std::int64_t> evicted =
+        window_evictions(static_cast<std::int64_t>(m.held.size()), m.options);
     m.check_can_evict(evicted);
+    for (auto it = evicted.rbegin(); it != evicted.rend(); ++it) {
+      m.held.erase(m.held.begin() + *it);
+      for (HeldLayer& layer : m.layers) m.evict(layer, *it);
+    }
+    const std::int64_t place = m.options.positions == StreamPositions::cache
+                                   ? static_cast<std::int64_t>(m.held.size()) - 1
+                                   : m.held.back();
+    x = model.encoding->embed(model.tokens.forward({{token}, {1, 1}}), place);  // [1, 1, C]
+    for (std::size_t l = 0; l < model.blocks.size(); ++l) {
+      DecoderBlock& block = *model.blocks[l];
+      x = ag::add(x, m.attend(block, m.layers[l], block.norm1.forward(x)));
+      x = ag::add(x, block.contract.forward(
+                         block.expand.forward(block.norm2.forward(x), ag::Activation::relu)));
+    }
   } catch (...) {
-    m.held.pop_back();
+    m.held = held_before;
+    m.layers = layers_before;
     throw;
-  }
-  for (auto it = evicted.rbegin(); it != evicted.rend(); ++it) {
-    m.held.erase(m.held.begin() + *it);
-    for (HeldLayer& layer : m.layers) m.evict(layer, *it);
-  }
-  const std::int64_t place = m.options.positions == StreamPositions::cache
-                                 ? static_cast<std::int64_t>(m.held.size()) - 1
-                                 : m.held.back();
-  Tensor x = model.encoding->embed(model.tokens.forward({{token}, {1, 1}}), place);  // [1, 1, C]
-  for (std::size_t l = 0; l < model.blocks.size(); ++l) {
-    DecoderBlock& block = *model.blocks[l];
-    x = ag::add(x, m.attend(block, m.layers[l], block.norm1.forward(x)));
-    x = ag::add(x, block.contract.forward(
-                       block.expand.forward(block.norm2.forward(x), ag::Activation::relu)));
   }
   ++m.fed;
   return ag::reshape(model.head.forward(model.final_norm.forward(x)), {model.config.vocab});

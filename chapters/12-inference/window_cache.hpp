@@ -68,6 +68,8 @@ class WindowCache {
   WindowCache(Decoder& model, WindowOptions options);
 
   /// Feeds the next token of the stream; returns the logits of the token after it, [V].
+  /// A token outside the vocabulary, or one the model or the cache refuses (an ag::Error),
+  /// leaves the cache as it was before the call.
   ag::Tensor step(std::int64_t token);
   /// Tokens fed so far (the stream position of the next one).
   std::int64_t fed() const;

@@ -19,6 +19,9 @@
 #if PE_HAS_CHAPTER_11
 #include "chapters/11-todays-models/hf_config.hpp"
 #endif
+#if PE_HAS_CHAPTER_12
+#include "chapters/12-inference/window_cache.hpp"
+#endif
 
 namespace pe {
 
@@ -201,6 +204,81 @@ void add_train_command(CLI::App& app) {
   });
 }
 
+namespace {
+
+// [pe-eval-stream]
+// `pe eval --window W`: one held-out text of a charlm model read a character at a time through
+// chapter 12's window cache, and its bits per character.
+struct StreamFlags {
+  std::int64_t sinks = 0, window = 0;
+  std::string positions;
+};
+
+void add_stream_options(CLI::App* cmd, std::int64_t& window, std::int64_t& sinks,
+                        std::string& positions, std::int64_t& characters) {
+  auto* window_option =
+      cmd->add_option("--window", window,
+                      "charlm: read one held-out text of --characters through chapter 12's "
+                      "window cache, which keeps the last W characters (and the --sinks first), "
+                      "and report bits per character")
+          ->check(whole_number<std::int64_t>(1, 1000000));
+  for (const char* other : {"--lengths", "--plot", "--sequences", "--contiguous"})
+    window_option->excludes(cmd->get_option(other));
+  cmd->add_option("--sinks", sinks, "with --window: the first S characters, never evicted")
+      ->check(whole_number<std::int64_t>(0, 1000000))
+      ->needs(window_option);
+  cmd->add_option("--positions", positions,
+                  "with --window: where the kept keys sit, cache (their places, StreamingLLM) "
+                  "or original (their positions in the text)")
+      ->check(CLI::IsMember({"cache", "original"}))
+      ->needs(window_option);
+  cmd->add_option("--characters", characters,
+                  "with --window: the characters of the held-out text to predict (1600)")
+      ->check(whole_number<std::int64_t>(1, 1000000))
+      ->needs(window_option);
+}
+
+void stream_evaluation(Trainer& trainer, const StreamFlags& flags, std::int64_t characters,
+                       bool json) {
+  ag::check(trainer.config().task == "charlm", "eval",
+            "--window streams a text, so it needs a charlm model, got task ",
+            trainer.config().task);
+#if PE_HAS_CHAPTER_12
+  const WindowOptions options{flags.sinks, flags.window, parse_stream_positions(flags.positions)};
+  check_window_options(options);
+  // one held-out window of the corpus, as pe eval's sequences are drawn, and its last target
+  trainer.task().check_length(characters);
+  const Batch text = trainer.task().held_out(1, characters, trainer.config().seed);
+  std::vector<std::int64_t> tokens = text.inputs.values;
+  tokens.push_back(text.targets.values.back());
+  const std::vector<double> bits = stream_bits(trainer.model(), tokens, options);
+  double total = 0;
+  for (double b : bits) total += b;
+  const double per_character = total / double(bits.size());
+  if (json) {
+    nlohmann::json out = {{"characters", characters},
+                          {"sinks", options.sinks},
+                          {"window", options.window},
+                          {"positions", stream_positions_name(options.positions)},
+                          {"bits_per_character", per_character}};
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  std::printf(
+      "%lld held-out characters through a window cache of %lld sinks + %lld (positions "
+      "%s): %.4f bits per character\n",
+      static_cast<long long>(characters), static_cast<long long>(options.sinks),
+      static_cast<long long>(options.window), stream_positions_name(options.positions).c_str(),
+      per_character);
+#else
+  (void)flags, (void)characters, (void)json;
+  throw ag::Error("eval: --window needs chapter 12's window cache, which this build lacks");
+#endif
+}
+// [pe-eval-stream]
+
+}  // namespace
+
 void add_eval_command(CLI::App& app) {
   struct Flags {
     std::string checkpoint;
@@ -210,6 +288,8 @@ void add_eval_command(CLI::App& app) {
     std::string plot;
     std::vector<std::string> options;
     bool contiguous = false;
+    std::int64_t window = 0, sinks = 0, characters = 1600;  // chapter 12's stream
+    std::string positions = "cache";
   };
   auto flags = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand("eval", "accuracy of a trained model at given lengths");
@@ -233,8 +313,12 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--option,-o", flags->options,
                   "encoding option key=value replacing the checkpoint's (repeatable; key= "
                   "removes one), e.g. -o scaling=yarn for a RoPE model");
-  cmd->callback([flags] {
+  add_stream_options(cmd, flags->window, flags->sinks, flags->positions, flags->characters);
+  cmd->callback([flags, cmd] {
     auto trainer = Trainer::resume(flags->checkpoint, parse_pairs(flags->options, "--option"));
+    if (cmd->count("--window"))
+      return stream_evaluation(*trainer, {flags->sinks, flags->window, flags->positions},
+                               flags->characters, flags->json);
     std::vector<std::int64_t> lengths = flags->lengths;
     if (lengths.empty()) lengths.push_back(trainer->config().length);
     const std::int64_t sequences =

@@ -1,5 +1,6 @@
 #include "programs/pe/generate.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <iostream>
@@ -9,6 +10,9 @@
 #include "lab/memory.hpp"
 #include "lab/trainer.hpp"
 #include "programs/pe/commands.hpp"
+#if PE_HAS_CHAPTER_12
+#include "chapters/12-inference/window_cache.hpp"
+#endif
 
 namespace pe {
 
@@ -77,10 +81,28 @@ std::vector<std::int64_t> generate_tokens(Decoder& model, const std::vector<std:
   for (std::int64_t id : prompt)
     ag::check(id >= 0 && id < model.config.vocab, "generate", "token ", id,
               " is outside the model's vocabulary of ", model.config.vocab);
+  ag::check(options.window >= 0, "generate", "--window must be 0 or more, got ", options.window);
+  ag::check(options.window == 0 || options.cache, "generate",
+            "--window decodes through the window cache, so it cannot go with --no-cache");
+  ag::check(options.window > 0 || (options.sinks == 0 && options.positions == "cache"), "generate",
+            "--sinks and --positions choose what the window cache keeps: they need --window");
   ag::NoGradGuard no_grad;
   const auto prompt_length = std::int64_t(prompt.size());
   // The last token written is never fed back: the model reads positions up to P + N - 2.
-  const std::int64_t last = prompt_length + options.tokens - 2;
+  std::int64_t last = prompt_length + options.tokens - 2;
+#if PE_HAS_CHAPTER_12
+  WindowOptions window{options.sinks, options.window, StreamPositions::cache};
+  if (options.window > 0) {
+    window.positions = parse_stream_positions(options.positions);
+    check_window_options(window);
+    // in cache mode the kept keys sit at 0 .. S+W-1 however long the text grows
+    if (window.positions == StreamPositions::cache)
+      last = std::min(last, options.sinks + options.window - 1);
+  }
+#else
+  ag::check(options.window == 0, "generate", "--window needs chapter 12's window cache, ",
+            "which this build lacks");
+#endif
   try {
     // one token there: cheap, and it fails as the run would
     model.forward({{prompt[0]}, {1, 1}}, last);
@@ -91,6 +113,18 @@ std::vector<std::int64_t> generate_tokens(Decoder& model, const std::vector<std:
   }
   ag::Rng rng(options.seed);
   std::vector<std::int64_t> ids = prompt;
+#if PE_HAS_CHAPTER_12
+  if (options.window > 0) {  // a token at a time, from the first, through the window cache
+    WindowCache stream(model, window);
+    ag::Tensor next;
+    for (std::int64_t id : prompt) next = stream.step(id);
+    for (std::int64_t n = 0; n < options.tokens; ++n) {
+      ids.push_back(pick(next.to_vector(), options, rng));
+      if (n + 1 < options.tokens) next = stream.step(ids.back());
+    }
+    return ids;
+  }
+#endif
   KVCache cache;
   ag::Tensor logits =
       model.forward({prompt, {1, prompt_length}}, 0, options.cache ? &cache : nullptr);
@@ -164,9 +198,27 @@ void add_generate_command(CLI::App& app) {
       ->check(whole_number<std::uint64_t>(0));
   cmd->add_flag("--no-cache", flags->no_cache,
                 "a full pass over the whole text per character instead of the key/value cache");
+  auto* window =
+      cmd->add_option("--window", flags->options.window,
+                      "decode through chapter 12's window cache, which keeps the last W tokens "
+                      "(and the --sinks first ones): constant memory past the training length")
+          ->check(whole_number<std::int64_t>(1, 1000000));
+  auto* sinks =
+      cmd->add_option("--sinks", flags->options.sinks,
+                      "with --window: the first S tokens, never evicted (attention sinks)")
+          ->check(whole_number<std::int64_t>(0, 1000000));
+  auto* positions =
+      cmd->add_option("--positions", flags->options.positions,
+                      "with --window: where the kept keys sit, cache (their places 0 .. S+W-1, "
+                      "StreamingLLM) or original (their positions in the text)")
+          ->check(CLI::IsMember({"cache", "original"}));
   cmd->add_option("--option,-o", flags->encoding_options,
                   "encoding option key=value replacing the checkpoint's (as in pe eval)");
-  cmd->callback([flags] {
+  cmd->callback([flags, window, sinks, positions] {
+    ag::check(!(window->count() > 0 && flags->no_cache), "generate",
+              "--window decodes through the window cache, so it cannot go with --no-cache");
+    ag::check(window->count() > 0 || (sinks->count() == 0 && positions->count() == 0), "generate",
+              "--sinks and --positions choose what the window cache keeps: they need --window");
     auto trainer =
         Trainer::resume(flags->checkpoint, parse_pairs(flags->encoding_options, "--option"));
     ag::check(trainer->config().task == "charlm", "generate", "'", flags->checkpoint,
@@ -179,6 +231,7 @@ void add_generate_command(CLI::App& app) {
     const auto& encoding_options = trainer->config().encoding_options;
     const auto scaling = encoding_options.find("scaling");
     ag::check(!options.cache || trainer->config().encoding != "rope" ||
+                  (options.window > 0 && options.positions == "cache") ||
                   scaling == encoding_options.end() || scaling->second != "dynamic",
               "generate", "scaling=dynamic changes the angle of every cached key as the text ",
               "grows, so the key/value cache cannot hold them: add --no-cache");

@@ -17,11 +17,18 @@ struct GenerateOptions {
   double temperature = 0;   ///< 0: greedy (the most likely token); > 0: sample softmax(logits / T)
   std::uint64_t seed = 1;   ///< the sampling stream
   bool cache = true;        ///< through the KVCache; false: the whole sequence again per token
+  /// > 0: through chapter 12's window cache instead, which keeps the first `sinks` tokens and
+  /// the last `window` (StreamingLLM), its kept keys at `positions` ("cache" or "original").
+  std::int64_t window = 0;
+  std::int64_t sinks = 0;           ///< S, with a window
+  std::string positions = "cache";  ///< where the window cache's kept keys sit
 };
 
 /// The prompt's tokens followed by options.tokens new ones. Before writing anything, checks
-/// that the model can run at the last position it will be fed (prompt + tokens - 2): a learned
-/// table too short for it is an ag::Error naming the table's length.
+/// that the model can run at the last position it will be fed (prompt + tokens - 2; with a
+/// window in cache mode, at most S + W - 1): a learned table too short for it is an ag::Error
+/// naming the table's length. A window with cache = false, or sinks or positions other than
+/// the defaults without a window, is an ag::Error naming the option.
 std::vector<std::int64_t> generate_tokens(Decoder& model, const std::vector<std::int64_t>& prompt,
                                           const GenerateOptions& options);
 
@@ -32,7 +39,7 @@ std::vector<std::int64_t> encode_text(const Task& task, const std::string& text)
 std::string decode_tokens(const Task& task, const std::vector<std::int64_t>& tokens);
 
 /// pe generate CHECKPOINT --prompt TEXT --tokens N [--temperature T --seed S] [--no-cache]
-/// [-o key=value]
+/// [--window W [--sinks S] [--positions cache|original]] [-o key=value]
 void add_generate_command(CLI::App& app);
 
 }  // namespace pe

@@ -3,11 +3,16 @@
 //   pe list                               encodings and tasks in this build
 //   pe train [options]                    one run; writes results/<name>/ (see run.hpp)
 //   pe eval CHECKPOINT --lengths 32,64    accuracy of a trained model at given lengths
+//   pe eval CHECKPOINT --window W [--sinks S] [--positions cache|original] [--characters N]
+//                                         a charlm model's bits per character on a held-out
+//                                         text read through chapter 12's window cache
 //   pe heatmap CHECKPOINT --out FILE.png  attention of a trained model on a held-out sequence
 //   pe inspect ENCODING                   an encoding's own quantities as JSON (see each chapter)
 //   pe inspect rope --hf-config FILE      a model's config.json explained (chapter 11; --json)
 //   pe table                              Part I's encodings on the reference tasks (--part)
-//   pe generate CHECKPOINT --prompt TEXT --tokens N   text from a charlm model (generate.hpp)
+//   pe generate CHECKPOINT --prompt TEXT --tokens N   text from a charlm model (generate.hpp);
+//                                         --window W [--sinks S] [--positions cache|original]
+//                                         decodes through chapter 12's window cache
 //   pe export CHECKPOINT --out FILE.safetensors       the model for PyTorch, with check logits
 #include <iostream>
 

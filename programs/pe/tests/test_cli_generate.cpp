@@ -1,8 +1,9 @@
 // pe generate (through the key/value cache or a full pass per token), encoding options given
-// at evaluation time (pe eval -o), fine-tunes from a checkpoint (pe train --init) and the RoPE
-// scaling rules in pe inspect: run as a reader runs them. They are chapter 8's too (cached
-// generation past the training length, the scaling rules): `// chapter: 08` gives each one
-// that chapter's label, so that `ctest -L ch08` runs them.
+// at evaluation time (pe eval -o), fine-tunes from a checkpoint (pe train --init), the RoPE
+// scaling rules in pe inspect and chapter 12's window cache (pe generate and pe eval --window):
+// run as a reader runs them. Most are chapter 8's too (cached generation past the training
+// length, the scaling rules): `// chapter: 08` gives each one that chapter's label, so that
+// `ctest -L ch08` runs them; the window cache's carry chapter 12's.
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -209,4 +210,73 @@ TEST(CliGenerate, InspectRopeShowsTheScalingInForce) {
   EXPECT_EQ(plain["frequencies"]["values"][1], 0.1);  // 10000^(-2/8)
   expect_one_line_error(run("inspect rope --dim 8 -o scaling=cubic"), "unknown scaling 'cubic'");
   expect_one_line_error(run("inspect rope --dim 8 -o scaling=linear"), "needs scale=S");
+}
+
+// Chapter 12's window cache in pe generate: it writes the tokens asked for, past the training
+// length in constant memory, and without eviction it is the plain cache's greedy text.
+// chapter: 12
+TEST(CliGenerate, WindowCacheWritesTheTokensAndRefusesInOneLine) {
+  const std::string dir = temp_dir("window");
+  const std::string rope = train_char_model(dir, "rope");
+  const std::string base = "generate " + rope + " --prompt \"the Program \" --tokens 30";
+  const Outcome plain = run(base);
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  for (const std::string window :
+       {"--window 6 --sinks 2", "--window 6 --sinks 2 --positions original", "--window 5",
+        "--window 3 --sinks 1 --temperature 0.8 --seed 3"}) {
+    const Outcome o = run(base + " " + window);
+    ASSERT_EQ(o.exit_code, 0) << window << "\n" << o.output;
+    EXPECT_EQ(o.output.size(), 12 + 30 + 1u) << window << "\n" << o.output;
+    EXPECT_EQ(o.output.rfind("the Program ", 0), 0u) << o.output;
+  }
+  EXPECT_EQ(run(base + " --window 64 --sinks 4").output, plain.output);  // nothing evicted
+  EXPECT_EQ(run(base + " --window 64 --positions original").output, plain.output);
+  expect_one_line_error(run(base + " --window 6 --no-cache"), "--no-cache");
+  expect_one_line_error(run(base + " --sinks 2"), "--sinks");
+  expect_one_line_error(run(base + " --positions original"), "--positions");
+  expect_one_line_error(run(base + " --window 6 --positions rotated"), "--positions");
+  expect_one_line_error(run(base + " --window 0"), "--window");
+  expect_one_line_error(run(base + " --window 6 --sinks -1"), "--sinks");
+  // an absolute encoding's kept keys carry the positions they came at: refused in cache mode
+  const std::string sinusoidal = train_char_model(dir, "sinusoidal");
+  const std::string absolute = "generate " + sinusoidal + " --prompt \"the Program \" --tokens 4";
+  expect_one_line_error(run(absolute + " --window 6"),
+                        "encoding 'sinusoidal' adds positions to the token embeddings");
+  EXPECT_EQ(run(absolute + " --window 6 --positions original").exit_code, 0);
+}
+
+// pe eval --window: one held-out text streamed through the window cache, in bits per character.
+// chapter: 12
+TEST(CliGenerate, EvalStreamsAHeldOutTextThroughTheWindowCache) {
+  const std::string dir = temp_dir("eval_window");
+  const std::string rope = train_char_model(dir, "rope");
+  const std::string eval = "eval " + rope + " --characters 40 --json";
+  const auto cache = json_of(run(eval + " --window 6 --sinks 2"));
+  EXPECT_EQ(cache["characters"], 40);
+  EXPECT_EQ(cache["sinks"], 2);
+  EXPECT_EQ(cache["window"], 6);
+  EXPECT_EQ(cache["positions"], "cache");
+  const double bits = cache["bits_per_character"].get<double>();
+  EXPECT_TRUE(std::isfinite(bits) && bits > 0) << bits;
+  const auto original = json_of(run(eval + " --window 6 --sinks 2 --positions original"));
+  EXPECT_NE(original["bits_per_character"], cache["bits_per_character"]);  // past 8 positions
+  // nothing evicted: the two modes read the same keys at the same positions
+  const auto all_cache = json_of(run(eval + " --window 64"));
+  const auto all_original = json_of(run(eval + " --window 64 --positions original"));
+  EXPECT_NEAR(all_cache["bits_per_character"].get<double>(),
+              all_original["bits_per_character"].get<double>(), 1e-5);
+  const Outcome table = run("eval " + rope + " --window 6 --sinks 2 --characters 40");
+  EXPECT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_NE(table.output.find("bits per character"), std::string::npos) << table.output;
+  expect_one_line_error(run("eval " + rope + " --window 6 --lengths 8"), "--window");
+  expect_one_line_error(run("eval " + rope + " --sinks 2"), "--sinks");
+  expect_one_line_error(run("eval " + rope + " --characters 40"), "--characters");
+  expect_one_line_error(run("eval " + rope + " --window 6 --positions rotated"), "--positions");
+  const Outcome shiftk =
+      run("train --width 16 --ffn 32 --length 8 --batch 4 --steps 2 --warmup 1 --eval-every 2 "
+          "--eval-sequences 8 --quiet --no-figures --out " +
+          dir + "/shiftk");
+  ASSERT_EQ(shiftk.exit_code, 0) << shiftk.output;
+  expect_one_line_error(run("eval " + dir + "/shiftk/checkpoint.agt --window 6"),
+                        "needs a charlm model");
 }
