@@ -7,8 +7,9 @@
 "use strict";
 PeLive.figure("stream", {
   title: "chapter 12: stream a text through a window cache with attention sinks",
-  tryThis: "train RoPE on the characters, then press \"S = 0, then S\": the window alone against the " +
-           "same window with the first 4 characters kept; try each position mode, and ALiBi or NoPE.",
+  tryThis: "train RoPE on the characters (a minute or so), press \"S = 0, then S\" (the window alone, then " +
+           "with the first 4 characters kept); then keep the keys at their places in the stream, and try W = 60, " +
+           "a cache longer than the 32 characters the model was trained at.",
   build(fig) {
     const SMOOTH = 32;  // characters averaged per point of the loss curve
     const runs = [];
@@ -33,7 +34,7 @@ PeLive.figure("stream", {
                                            ["4096", "4096"]], "1024");
     const streamButton = fig.button("Stream", () => run([fig.values().sinks]));
     const compareButton = fig.button("S = 0, then S", () => run([0, fig.values().sinks]));
-    const clearButton = fig.button("Clear", () => { runs.length = 0; draw(); });
+    fig.button("Clear", () => { runs.length = 0; draw(); });
     streamButton.disabled = compareButton.disabled = true;
     const lossPlot = fig.canvas(760, 300, "loss per position of the stream, averaged over each 32 characters");
     const meanPlot = fig.canvas(760, 260, "running mean of the loss against the position in the stream");
@@ -96,6 +97,5 @@ PeLive.figure("stream", {
       })});
       fig.root.dataset.state = "streamed";
     }
-    clearButton.disabled = false;
   },
 });
