@@ -51,14 +51,14 @@ PeLive.figure("stream", {
 
     function draw() {
       const longest = Math.max(64, ...runs.map(r => r.bits.length));
-      const top = Math.max(1, ...runs.map(r => Math.max(...smoothed(r.bits).y))) * 1.05;
+      const top = Math.max(1, ...runs.map(r => Math.max(...smoothed(r.bits).y))) * 1.3;  // room for the legend
       const train = runs.length ? runs[0].train_length : 32;
       const marker = {name: "trained at " + train, x: [train, train], y: [0, top], colour: "#999", dashed: true};
       PePlots.lines(lossPlot, {
         title: "loss of each prediction (bits, mean of each " + SMOOTH + " characters)",
         xLabel: "position in the stream", yLabel: "bits per character", xRange: [0, longest], yRange: [0, top],
         series: [marker, ...runs.map(r => Object.assign({name: r.label}, smoothed(r.bits)))]});
-      const meanTop = Math.max(1, ...runs.map(r => Math.max(...r.running_mean.slice(8)))) * 1.05;
+      const meanTop = Math.max(1, ...runs.map(r => Math.max(...r.running_mean.slice(8)))) * 1.3;
       PePlots.lines(meanPlot, {
         title: "running mean of the loss", xLabel: "position in the stream", yLabel: "bits per character",
         xRange: [0, longest], yRange: [0, meanTop],
