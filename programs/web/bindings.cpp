@@ -7,6 +7,8 @@
 // {"error": "<one line>"}, which the page shows where the figure would be.
 #include <emscripten/bind.h>
 
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -20,6 +22,7 @@
 #include "programs/web/live_permutation.hpp"
 #include "programs/web/live_rope.hpp"
 #include "programs/web/live_rope_config.hpp"
+#include "programs/web/live_stream.hpp"
 #include "programs/web/live_training.hpp"
 
 namespace pe::live {
@@ -35,6 +38,17 @@ std::string answer(const std::function<nlohmann::json()>& work) {
 }
 
 nlohmann::json parse(const std::string& text) { return nlohmann::json::parse(text); }
+
+/// Writes the character model's text (shipped_corpus) where the charlm task reads it by
+/// default, in the module's own file system, unless a file is there already.
+void install_stream_corpus() {
+  const std::filesystem::path path(kStreamCorpusPath);
+  if (std::filesystem::exists(path)) return;
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream out(path, std::ios::binary);
+  const std::string_view text = shipped_corpus();
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+}
 
 /// `pe inspect` (lab/inspect.hpp) on {"encoding", "length", "dim", "heads",
 /// "options", "vector", "positions"}; a missing key keeps the command's default.
@@ -108,6 +122,10 @@ class Training {
   std::string inspect(int length) {
     return call([&] { return run_->inspect(length); });
   }
+  /// Chapter 12: the trained model reads a stream through the window cache (live_stream.hpp).
+  std::string stream(const std::string& request) {
+    return call([&] { return stream_losses(run_->trainer(), parse(request)); });
+  }
 
  private:
   std::string call(const std::function<nlohmann::json()>& work) {
@@ -130,7 +148,8 @@ std::string build(const std::string&) {
 
 EMSCRIPTEN_BINDINGS(pe_live) {
   using namespace pe::live;
-  pe::register_chapter_encodings();  // every encoding of chapters 2-11, once, at start-up
+  pe::register_chapter_encodings();  // every encoding of chapters 2-12, once, at start-up
+  install_stream_corpus();           // chapter 12's character model reads it (charlm's default)
   emscripten::function("build", &build);
   emscripten::function("inspect", &inspect);
   emscripten::function("permutation", &permutation);
@@ -145,5 +164,6 @@ EMSCRIPTEN_BINDINGS(pe_live) {
       .function("advance", &Training::advance)
       .function("attention", &Training::attention)
       .function("evaluateLengths", &Training::evaluate_lengths)
-      .function("inspect", &Training::inspect);
+      .function("inspect", &Training::inspect)
+      .function("stream", &Training::stream);
 }

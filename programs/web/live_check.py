@@ -25,7 +25,13 @@ it drew with the native build on the same inputs:
   `pe inspect rope --hf-config --json` explains it, the layer pattern, a broken config refused
   in one line with the native build's message;
 - chapter 8's lengths from 32 to 256, plain and with NTK-aware scaling: exactly what `pe eval`
-  gives for the native SSE2 run's checkpoint.
+  gives for the native SSE2 run's checkpoint;
+- chapter 12's stream: the character model trained in the page (RoPE, 2 layers, 4 heads, seed
+  1) streams 1024 characters through the window cache with S = 0 and S = 4 (W = 28), and the
+  loss of every prediction is exactly what live_stream_native gives for the checkpoint of the
+  same run of `pe train` under PE_SIMD=sse2 (x86-64 only); both canvases drawn. The page is
+  ch12.html, or, until chapter 12's README embeds the figure, a stand-in page written into the
+  site (live_check_stream.html).
 
 Also fails on a console error. Saves a screenshot of every figure (SCREENSHOTS/live_NAME.png).
 
@@ -33,7 +39,8 @@ Usage: live_check.py --site build/default/docs/html --bin build/default --work D
                      --screenshots DIR [--only NAME ...] [--chromium ...] [--chromedriver ...]
 
 --only runs only the named checks (a figure's: alibi, t5_and_shaw, sinusoid, rope, permutation,
-distance_bias, content_positions, rope_config; or training: chapters 3, 7 and 8's panels).
+distance_bias, content_positions, rope_config; training: chapters 3, 7 and 8's panels; stream:
+chapter 12's figure, which trains too).
 """
 import argparse
 import json
@@ -58,6 +65,13 @@ FAST_RUN = ["--task", "shiftk", "--encoding", "rope", "--seed", "1", "--steps", 
             "--ffn", "256", "--warmup", "50", "--lr", "5e-3", "--eval-every", "50", "--eval-sequences", "64",
             "--length", "32", "--batch", "64", "--layers", "1", "--heads", "1"]
 TRAINING_LIMIT_SECONDS = 90
+# Chapter 12's stream figure (programs/web/page/figures/stream.js): its panel's defaults on the
+# character model, and the streams the check asks for.
+STREAM_RUN = ["--task", "charlm", "--encoding", "rope", "--seed", "1", "--steps", "400", "--width", "64",
+              "--ffn", "256", "--warmup", "50", "--lr", "5e-3", "--eval-every", "50", "--eval-sequences", "64",
+              "--length", "32", "--batch", "64", "--layers", "2", "--heads", "4"]
+STREAM_ADDRESS = ("stream.encoding=rope&stream.task=charlm&stream.seed=1&stream.steps=400&stream.layers=2"
+                  "&stream.heads=4&stream.sinks=4&stream.window=28&stream.positions=cache&stream.length=1024")
 LENGTHS = [32, 48, 64, 96, 128, 192, 256]  # programs/web/page/figures/lengths.js
 EVAL_TOKENS = 4096
 
@@ -790,13 +804,66 @@ def check_lengths(check, driver, sse2_run):
     screenshot(check, driver, figure, "lengths")
 
 
+def stream_page(check):
+    """The page that holds chapter 12's stream figure: ch12.html once the chapter embeds it, else a
+    stand-in written into the site with the same scripts the marker loads (docs/md_filter.py)."""
+    chapter = os.path.join(check.site, "ch12.html")
+    if os.path.isfile(chapter):
+        with open(chapter, encoding="utf-8") as f:
+            if 'id="live-stream"' in f.read():
+                return "ch12.html"
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs"))
+    from md_filter import LIVE_SHARED  # noqa: E402 (the docs' own list of the shared scripts)
+    with open(os.path.join(check.site, "live_check_stream.html"), "w", encoding="utf-8") as f:
+        f.write("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>chapter 12: stream</title>\n%s"
+                "</head><body><h1>Chapter 12 (stand-in page of live_check.py)</h1>\n"
+                "<div class=\"pe-live\" id=\"live-stream\" data-figure=\"stream\"></div>\n"
+                "<script defer src=\"live/figures/stream.js\"></script>\n</body></html>\n" % LIVE_SHARED)
+    check.note("stream: ch12.html does not embed the figure yet; checked on live_check_stream.html")
+    return "live_check_stream.html"
+
+
+def check_stream(check, driver, stream_run):
+    figure = open_figure(check, driver, stream_page(check), "stream", STREAM_ADDRESS)
+    started = time.time()
+    press(driver, figure, "Train")
+    if not result_of(check, driver, figure, "stream (training)", ("trained",), seconds=400):
+        return
+    check.note("stream: the character model trained in the page in %.0f s" % (time.time() - started))
+    press(driver, figure, "S = 0, then S")
+    page = result_of(check, driver, figure, "stream", ("streamed",), seconds=300)
+    if not page:
+        return
+    runs = page["runs"]
+    for r in runs:
+        check.note("stream: S = %d, W = %d, %s: %.3f bits/char within the first %d, %.3f past them"
+                   % (r["sinks"], r["window"], r["positions"], r["mean_within"], r["train_length"], r["mean_past"]))
+    count = len(figure.find_elements(By.TAG_NAME, "canvas"))  # the training panel's first, then the two
+    canvases_drawn(check, driver, figure, "stream",
+                   [(count - 2, "the loss per position"), (count - 1, "the running mean")], 500)
+    screenshot(check, driver, figure, "stream")
+    if not stream_run:
+        return
+    wait_for_run(stream_run)
+    checkpoint = os.path.join(stream_run["dir"], "checkpoint.agt")
+    native_tool = os.path.join(check.args.bin, "programs", "web", "live_stream_native")
+    for r in runs:
+        request = {k: r[k] for k in ("sinks", "window", "positions", "length", "seed")}
+        env = dict(os.environ, OMP_NUM_THREADS="1", PE_SIMD="sse2")
+        out = subprocess.run([native_tool, checkpoint, json.dumps(request)], env=env, check=True,
+                             capture_output=True, text=True)
+        native = json.loads(out.stdout)
+        same(check, "chapter 12, stream S = %d, W = %d, %s: the loss of every prediction"
+             % (r["sinks"], r["window"], r["positions"]), r["bits"], native["bits"])
+
+
 # ---- the native runs, in the background ---------------------------------------------------------------
 
-def start_run(check, simd):
-    folder = os.path.join(check.args.work, "native-" + simd)
+def start_run(check, simd, run=FAST_RUN, name=""):
+    folder = os.path.join(check.args.work, "native-" + name + simd)
     shutil.rmtree(folder, ignore_errors=True)  # `pe train` never replaces a finished run
     env = dict(os.environ, PE_SIMD=simd, OMP_NUM_THREADS="1")
-    process = subprocess.Popen([check.pe, "train", *FAST_RUN, "--out", folder, "--no-figures", "--quiet",
+    process = subprocess.Popen([check.pe, "train", *run, "--out", folder, "--no-figures", "--quiet",
                                 "--save-every", "0"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                text=True)
     return {"process": process, "dir": folder, "simd": simd, "started": time.time()}
@@ -826,13 +893,14 @@ def main():
     args = parser.parse_args()
     quick = (check_alibi, check_t5_and_shaw, check_sinusoid, check_rope, check_permutation,
              check_distance_bias, check_content_positions, check_rope_config)
-    names = [step.__name__[len("check_"):] for step in quick] + ["training"]
+    names = [step.__name__[len("check_"):] for step in quick] + ["training", "stream"]
     for name in args.only or []:
         if name not in names:
             parser.error("--only: no check '%s' (the checks: %s)" % (name, ", ".join(names)))
     if args.only:
         quick = [step for step in quick if step.__name__[len("check_"):] in args.only]
     training = not args.only or "training" in args.only
+    streaming = not args.only or "stream" in args.only
     check = Check(args)
     check.site = os.path.realpath(args.site)
     with open(os.path.join(check.site, "live", "module.js"), encoding="utf-8") as f:
@@ -845,7 +913,9 @@ def main():
     start = time.time()
     # The native references train while the browser draws the quick figures.
     scalar_run = start_run(check, "scalar") if training else None
-    sse2_run = start_run(check, "sse2") if training and platform.machine() in ("x86_64", "AMD64") else None
+    x86 = platform.machine() in ("x86_64", "AMD64")
+    sse2_run = start_run(check, "sse2") if training and x86 else None
+    stream_run = start_run(check, "sse2", STREAM_RUN, "stream-") if streaming and x86 else None
     driver = start_browser(args)
     try:
         for step in quick:
@@ -857,9 +927,12 @@ def main():
             check_learned(check, driver)
             check_lengths(check, driver, sse2_run)
             console_errors(check, driver, "training")
+        if streaming:
+            check_stream(check, driver, stream_run)
+            console_errors(check, driver, "stream")
     finally:
         driver.quit()
-        for run in (scalar_run, sse2_run):
+        for run in (scalar_run, sse2_run, stream_run):
             if run and run["process"].poll() is None:
                 run["process"].kill()
     print("live-check: %d checks passed, %d failed, %.0f s; screenshots in %s"

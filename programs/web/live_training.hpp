@@ -36,6 +36,9 @@ class LiveTraining {
   /// learned bias, ...) -> {name: {"shape", "values"}}.
   nlohmann::json inspect(std::int64_t length);
 
+  /// The run itself, for a figure that reads its model in its own way (chapter 12's stream).
+  Trainer& trainer() { return *trainer_; }
+
  private:
   std::unique_ptr<Trainer> trainer_;
 };

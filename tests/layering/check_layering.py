@@ -96,7 +96,8 @@ def place_of_target(name):
         return Place(CHAPTER_PROGRAM, EXAMPLE_CHAPTER)
     if name == "chA_experiment":
         return Place(CHAPTER_PROGRAM)
-    if name in ("pe", "pe_live") or name.startswith(("bench_", "fuzz_")):
+    # live_stream_native: the native twin of pe_live's chapter 12 figure (programs/web)
+    if name in ("pe", "pe_live", "live_stream_native") or name.startswith(("bench_", "fuzz_")):
         return Place(PROGRAMS)
     if name in ("gtest", "gtest_main", "gmock", "gmock_main"):  # GoogleTest built from source
         return Place(TESTS)

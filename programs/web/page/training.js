@@ -1,4 +1,4 @@
-// The training panel of the live pages (chapters 3, 7 and 8): the fast model of `pe table
+// The training panel of the live pages (chapters 3, 7, 8 and 12): the fast model of `pe table
 // --fast` (width 64, feed-forward 256, 400 steps at 5e-3) trained in the page's Web Worker on
 // the task and encoding chosen, with a progress bar, a stop button, the loss and accuracy
 // curves, and the attention on a held-out sequence redrawn after every slice of steps.
@@ -10,7 +10,8 @@
                      ["shaw", "Shaw (4)"], ["xl", "Transformer-XL (4)"], ["t5", "T5 (4)"], ["rope", "RoPE (5)"],
                      ["alibi", "ALiBi (6)"]];
   const TASKS = [["shiftk", "ShiftK (k = 4)"], ["alternating", "AlternatingChar"], ["copy", "Copy"],
-                 ["recall", "AssociativeRecall"]];
+                 ["recall", "AssociativeRecall"], ["charlm", "characters (the GPL's text)"]];
+  const SYNTHETIC = ["shiftk", "alternating", "copy", "recall"];  // the panel's tasks by default
   const SLICE = 10;  // steps between two redraws (a few tenths of a second)
 
   /// The configuration `pe table --fast` trains (lab/table.cpp, fast_table_config),
@@ -51,7 +52,8 @@
     });
   }
 
-  /// Adds the panel to a figure. options: {encodings (values allowed, default all), defaults
+  /// Adds the panel to a figure. options: {encodings (values allowed, default all), tasks (values
+  /// allowed, default the synthetic ones; "charlm" is chapter 12's character model), defaults
   /// {encoding, task, heads, layers, seed, steps}, trained(state) called when a run ends,
   /// slice(state) after every slice}. Returns {values(), running()}.
   function panel(fig, options) {
@@ -59,7 +61,8 @@
                             options.defaults || {});
     const allowed = options.encodings || ENCODINGS.map(e => e[0]);
     fig.select("encoding", "encoding", ENCODINGS.filter(e => allowed.includes(e[0])), d.encoding);
-    fig.select("task", "task", TASKS, d.task);
+    const tasks = options.tasks || SYNTHETIC;
+    fig.select("task", "task", TASKS.filter(t => tasks.includes(t[0])), d.task);
     fig.select("heads", "heads", [["1", "1"], ["2", "2"], ["4", "4"], ["8", "8"]], d.heads);
     fig.select("layers", "layers", [["1", "1"], ["2", "2"], ["4", "4"], ["8", "8"]], d.layers);
     fig.number("seed", "seed", {min: 0, max: 1000000, value: d.seed});

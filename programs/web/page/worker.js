@@ -8,8 +8,8 @@
 //                                   length) also {type: "attention", text}; at the end
 //                                   {type: "trained", text}
 //   {type: "stop"}                  ends the run after its current slice
-//   {type: "model", name, request}  evaluateLengths, inspect or attention of the model just
-//                                   trained -> {type: "answer", text}
+//   {type: "model", name, request}  evaluateLengths, stream (JSON requests), inspect or attention
+//                                   (a length) of the model just trained -> {type: "answer", text}
 // Every text is JSON from the C++ side; a request it refused holds {"error": ...}.
 "use strict";
 
@@ -62,7 +62,7 @@ async function answer(message) {
     await train(m, message);
   } else if (message.type === "model") {
     const text = !training ? JSON.stringify({error: "train a model first"})
-               : message.name === "evaluateLengths" ? training.evaluateLengths(message.request)
+               : ["evaluateLengths", "stream"].includes(message.name) ? training[message.name](message.request)
                : training[message.name](Number(message.request));
     self.postMessage({type: "answer", id: message.id, text});
   }
