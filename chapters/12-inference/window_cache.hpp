@@ -75,6 +75,7 @@ class WindowCache {
   std::int64_t fed() const;
   /// The stream positions of the tokens held now, sorted (at most S + W of them).
   std::vector<std::int64_t> held_positions() const;
+  /// What the cache keeps and where its keys sit, as it was built with.
   const WindowOptions& options() const;
 
  private:
