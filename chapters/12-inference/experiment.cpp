@@ -45,6 +45,7 @@ struct Experiment {
   const pe::ChapterOptions& options;
   std::vector<std::int64_t> held_out;  // the held-out fortunes, as token ids
   std::int64_t seeds = 1;
+  std::int64_t streams = kStreams;  // --fast reads one
   json& summary;
   std::string tables = {};
   // bits[encoding][reading][seed]: the bits of every prediction, the streams one after another
@@ -94,7 +95,7 @@ void read_streams(Experiment& e, const std::vector<StreamRun>& plan,
     for (const Reading& reading : kReadings) {
       if (reading.learned_sinks != run.learned_sinks) continue;
       std::vector<double> bits;
-      for (std::int64_t s = 0; s < kStreams; ++s) {
+      for (std::int64_t s = 0; s < e.streams; ++s) {
         const auto begin = e.held_out.begin() + s * kStreamLength;
         const std::vector<double> b =
             pe::stream_bits(trainer->model(), {begin, begin + kStreamLength}, reading.window);
@@ -108,9 +109,10 @@ void read_streams(Experiment& e, const std::vector<StreamRun>& plan,
 // The bits of one stream's predictions, averaged over the streams: [kStreamLength - 1].
 std::vector<double> mean_over_streams(const std::vector<double>& bits) {
   const std::int64_t n = kStreamLength - 1;
+  const std::int64_t streams = std::int64_t(bits.size()) / n;
   std::vector<double> mean(static_cast<std::size_t>(n), 0.0);
-  for (std::int64_t s = 0; s < kStreams; ++s)
-    for (std::int64_t i = 0; i < n; ++i) mean[i] += bits[s * n + i] / double(kStreams);
+  for (std::int64_t s = 0; s < streams; ++s)
+    for (std::int64_t i = 0; i < n; ++i) mean[i] += bits[s * n + i] / double(streams);
   return mean;
 }
 
@@ -161,7 +163,7 @@ void write_stream_table(Experiment& e) {
   }
   e.summary["tables"]["stream"] = pe::split_lines(table);
   e.tables += "\nStreams of " + std::to_string(kStreamLength) + " held-out characters (" +
-              std::to_string(kStreams) +
+              std::to_string(e.streams) +
               " per model), bits per character over stretches of "
               "positions, " +
               over_seeds(e) + "\n\n" + table;
@@ -249,7 +251,7 @@ void run(const pe::ChapterOptions& options) {
   ag::write_file_atomically(train_text, corpus.train);
   const pe::CharVocabulary vocabulary(corpus.train);
   Experiment e{options, vocabulary.encode(corpus.held_out), options.fast ? 1 : pe::ch08::kSeeds,
-               pe::experiment_summary()};
+               options.fast ? 1 : kStreams, pe::experiment_summary()};
   ag::check(std::int64_t(e.held_out.size()) >= kStreams * kStreamLength, "ch12_experiment",
             "the held-out text has ", e.held_out.size(), " characters, fewer than ",
             kStreams * kStreamLength);
@@ -262,7 +264,7 @@ void run(const pe::ChapterOptions& options) {
   pe::record_bench_setup(e.summary, plan.front().run.config, {pe::ch08::kTrainLength}, e.seeds,
                          options.fast);
   e.summary["stream_length"] = kStreamLength;
-  e.summary["streams"] = kStreams;
+  e.summary["streams"] = e.streams;
   read_streams(e, plan, finished);
   write_stream_table(e);
   write_latent(e);
