@@ -1,5 +1,6 @@
 #include "chapters/01-attention/attention.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -106,11 +107,18 @@ Tensor SelfAttention::forward(const Tensor& x, const Positions& at, LayerCache* 
   ag::check(x.dim() == 3 && x.size(2) == heads * head_width, "SelfAttention", "expected x [B, T, ",
             heads * head_width, "], got ", ag::shape_string(x.shape()));
   at.check_count(x.size(1), "SelfAttention");
-  if (cache)
+  if (cache) {
     ag::check(at.is_contiguous() && at.first() == cache->length(), "SelfAttention",
               "positions from ", at.first(),
               at.is_contiguous() ? "" : " (sampled: a cache needs contiguous ones)",
               " do not continue the cache of length ", cache->length());
+    const std::int64_t cached_rows = cache->length() > 0 ? cache->keys.size(0) : x.size(0);
+    ag::check(cached_rows == x.size(0), "SelfAttention", "the cache holds ", cached_rows,
+              " rows but x has ", x.size(0));
+    for (std::int64_t p : cache->padding)
+      ag::check(p == 0, "SelfAttention",
+                "the cache holds left-padded rows: continue it with RowStarts, not Positions");
+  }
   Tensor q = split_heads(query.forward(x), heads);  // [B, H, T, D]
   Tensor k = split_heads(key.forward(x), heads);
   Tensor v = split_heads(value.forward(x), heads);
@@ -138,5 +146,94 @@ Tensor SelfAttention::forward(const Tensor& x, const Positions& at, LayerCache* 
   // TASK 1.4 end
 }
 // [attention-forward]
+
+std::vector<std::int64_t> row_padding(const RowStarts& rows, std::int64_t batch,
+                                      std::int64_t tokens, std::int64_t cached,
+                                      const std::vector<std::int64_t>& stored, const char* who) {
+  ag::check(rows.rows() == batch, who, "expected one row start per row of the batch (", batch,
+            "), got ", rows.rows());
+  ag::check(stored.empty() || static_cast<std::int64_t>(stored.size()) == batch, who,
+            "the cache holds ", stored.size(), " rows but the batch has ", batch);
+  std::vector<std::int64_t> padding(static_cast<std::size_t>(batch));
+  for (std::int64_t b = 0; b < batch; ++b) {
+    const std::int64_t first = rows.first(b), pad = cached - first;
+    // a fresh cache (or none) takes any padding; a filled one only the padding it holds
+    const std::int64_t expected =
+        stored.empty() ? (cached == 0 ? std::max<std::int64_t>(pad, 0) : 0) : stored[b];
+    ag::check(pad == expected, who, "row ", b, " starts at position ", first,
+              ", which does not continue the cache: after its ", cached, " columns (", expected,
+              " of them padding) the row continues at ", cached - expected);
+    ag::check(first + tokens > 0, who, "row ", b, " has no real token: its ", tokens,
+              " columns from position ", first, " are all padding");
+    padding[b] = pad;
+  }
+  return padding;
+}
+
+namespace {
+
+// x with `count` zeros put before it along `axis`
+Tensor pad_before(const Tensor& x, std::int64_t axis, std::int64_t count) {
+  if (count == 0) return x;
+  ag::Shape shape = x.shape();
+  shape[axis] = count;
+  return ag::concat({ag::zeros(shape, x.dtype()), x}, axis);
+}
+
+// row b of x [B, ...] with the columns start..end-1 of `axis`: [1, ..., end - start, ...]
+Tensor row_columns(const Tensor& x, std::int64_t b, std::int64_t axis, std::int64_t start,
+                   std::int64_t end) {
+  return ag::slice(ag::slice(x, 0, b, b + 1), axis, start, end);
+}
+
+}  // namespace
+
+// [padded-forward]
+Tensor SelfAttention::forward(const Tensor& x, const RowStarts& rows, LayerCache* cache) {
+  ag::check(x.dim() == 3 && x.size(2) == heads * head_width, "SelfAttention", "expected x [B, T, ",
+            heads * head_width, "], got ", ag::shape_string(x.shape()));
+  const std::int64_t B = x.size(0), T = x.size(1), L = cache ? cache->length() : 0;
+  const std::vector<std::int64_t> padding = row_padding(
+      rows, B, T, L, cache ? cache->padding : std::vector<std::int64_t>{}, "SelfAttention");
+  if (std::all_of(padding.begin(), padding.end(), [](std::int64_t p) { return p == 0; }))
+    return forward(x, Positions(L), cache);  // no padding: the plain path, at full speed
+  std::vector<Tensor> outs, keys, values, slots, weights;
+  for (std::int64_t b = 0; b < B; ++b) {
+    // row b alone: its real cached columns and its real new ones, at positions from 0
+    const std::int64_t cached_real = std::max<std::int64_t>(L - padding[b], 0);
+    const std::int64_t skip = std::max<std::int64_t>(padding[b] - L, 0);  // padding in x
+    LayerCache row;
+    if (cache && cached_real > 0) {
+      row.keys = row_columns(cache->keys, b, 2, L - cached_real, L);
+      row.values = row_columns(cache->values, b, 2, L - cached_real, L);
+      const Tensor& slot = cache->encoding.tensor;
+      if (slot.defined())
+        row.encoding.tensor = row_columns(slot, b, slot.dim() - 1, L - cached_real, L);
+    }
+    const Tensor out =
+        forward(row_columns(x, b, 1, skip, T), Positions(cached_real), cache ? &row : nullptr);
+    outs.push_back(pad_before(out, 1, skip));  // a padding query's output: 0
+    if (capture_weights)                       // padding queries and keys get weight 0
+      weights.push_back(
+          pad_before(pad_before(last_weights, 2, skip), 3, L + T - last_weights.size(3)));
+    if (!cache) continue;
+    const std::int64_t lead = L + T - row.length();  // row b's padding columns in the cache
+    keys.push_back(pad_before(row.keys, 2, lead));
+    values.push_back(pad_before(row.values, 2, lead));
+    const Tensor& slot = row.encoding.tensor;
+    if (slot.defined()) slots.push_back(pad_before(slot, slot.dim() - 1, lead));
+  }
+  if (capture_weights) last_weights = ag::concat(weights, 0);
+  if (cache) {
+    ag::check(slots.empty() || static_cast<std::int64_t>(slots.size()) == B, "SelfAttention",
+              "the encoding kept a cache slot for ", slots.size(), " of ", B, " rows");
+    cache->keys = ag::concat(keys, 0).detach();
+    cache->values = ag::concat(values, 0).detach();
+    if (!slots.empty()) cache->encoding.tensor = ag::concat(slots, 0).detach();
+    cache->padding = padding;
+  }
+  return ag::concat(outs, 0);
+}
+// [padded-forward]
 
 }  // namespace pe

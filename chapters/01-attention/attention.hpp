@@ -2,6 +2,8 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "ag/nn.hpp"
 #include "chapters/01-attention/positional_encoding.hpp"
@@ -14,9 +16,44 @@ struct LayerCache {
   ag::Tensor values;  ///< [B, H, T_cached, D]
   /// What the encoding keeps per cached token (AttentionPositions::content_bias), if anything.
   CacheSlot encoding;
+  /// Left padding (chapter 12): per row, how many of the cached columns before its first real
+  /// token are padding. Empty when the cache was filled without row starts (no padding). The
+  /// padding columns hold zeros; no query ever sees them.
+  std::vector<std::int64_t> padding;
   /// T_cached, the number of positions held.
   std::int64_t length() const { return keys.defined() ? keys.size(2) : 0; }
 };
+
+/// Where each row of a left-padded batch begins (chapter 12): the sequences are right-aligned,
+/// row b starting with p_b padding tokens, then its real tokens at positions 0, 1, ... (Hugging
+/// Face's position_ids = cumsum(attention_mask) - 1). first(b) is the position of row b's first
+/// column in this call: -p_b for the prefill of a fresh cache (negative: the row begins with
+/// padding), then (cached columns) - p_b for each later call, so that every row's next token
+/// sits at its own position.
+class RowStarts {
+ public:
+  /// One first position per row of the batch.
+  explicit RowStarts(std::vector<std::int64_t> firsts) : firsts_(std::move(firsts)) {}
+  /// B, the number of rows.
+  std::int64_t rows() const { return static_cast<std::int64_t>(firsts_.size()); }
+  /// The position of row b's first column in the call (negative: padding).
+  std::int64_t first(std::int64_t row) const { return firsts_.at(static_cast<std::size_t>(row)); }
+  /// Every row's first position, in row order.
+  const std::vector<std::int64_t>& firsts() const { return firsts_; }
+
+ private:
+  std::vector<std::int64_t> firsts_;
+};
+
+/// Each row's padding columns, counted from the start of the cache, for a call of `tokens`
+/// columns at row starts `rows` over a batch of `batch` rows after `cached` columns whose
+/// padding was `stored` (empty: none): padding[b] = cached - rows.first(b). An ag::Error naming
+/// `who` when the rows are not `batch`, when a row's start does not continue the cache (its
+/// padding differs from the stored one, or is negative), or when a row has no real token among
+/// the cached and new columns.
+std::vector<std::int64_t> row_padding(const RowStarts& rows, std::int64_t batch,
+                                      std::int64_t tokens, std::int64_t cached,
+                                      const std::vector<std::int64_t>& stored, const char* who);
 
 /// Multi-head self-attention: softmax(q k^T / sqrt(D) + bias + mask) v, then the output
 /// projection, with the encoding's hooks in between.  x: [B, T, C] -> [B, T, C]
@@ -36,6 +73,16 @@ class SelfAttention : public ag::Module {
   /// everything cached; the positions must then be contiguous from the cache's length
   /// (sampled positions and a cache are an ag::Error).
   ag::Tensor forward(const ag::Tensor& x, const Positions& at = 0, LayerCache* cache = nullptr);
+  /// A left-padded batch (chapter 12): x [B, T, C], row b's columns at rows.first(b) ..
+  /// (row_padding checks them against the cache). Each row runs alone on its real columns,
+  /// so the encoding's hooks are called once per row with that row's queries, its real cached
+  /// keys and Positions(max(first, 0)), exactly as for the row without padding: every encoding
+  /// works unchanged, and a row's output is the one it has alone. Padding keys are never seen;
+  /// a padding query's output is 0 (meaningless). The cache keeps zeros in the padding columns
+  /// and each row's padding (LayerCache::padding); the encoding's CacheSlot is cut per row
+  /// (batch on axis 0, tokens on the last axis). Without padding (every row at the cache's
+  /// length) this is the plain forward at that offset, not a loop over the rows.
+  ag::Tensor forward(const ag::Tensor& x, const RowStarts& rows, LayerCache* cache = nullptr);
 
   ag::Linear query;         ///< W_q: [C, C]
   ag::Linear key;           ///< W_k: [C, C]

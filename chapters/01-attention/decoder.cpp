@@ -1,5 +1,6 @@
 #include "chapters/01-attention/decoder.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace pe {
@@ -49,6 +50,11 @@ Tensor DecoderBlock::forward(const Tensor& x, const Positions& at, LayerCache* c
 }
 // [block-forward]
 
+Tensor DecoderBlock::forward(const Tensor& x, const RowStarts& rows, LayerCache* cache) {
+  Tensor h = ag::add(x, attention.forward(norm1.forward(x), rows, cache));
+  return ag::add(h, contract.forward(expand.forward(norm2.forward(h), ag::Activation::relu)));
+}
+
 // The parts are made before any weight of the decoder, so that all of an encoding's
 // parameters, shared or per layer, are drawn from rng first.
 Decoder::Decoder(const DecoderConfig& config_, std::shared_ptr<PositionalEncoding> encoding_,
@@ -85,6 +91,10 @@ Tensor Decoder::run_blocks(const ag::Indices& ids, const Positions& at, KVCache*
               "a key/value cache needs contiguous positions, got sampled ones");
     ag::check(at.first() == cache->length(), "Decoder", "offset ", at.first(),
               " does not continue the cache of length ", cache->length());
+    for (const LayerCache& layer : cache->layers)
+      for (std::int64_t p : layer.padding)
+        ag::check(p == 0, "Decoder",
+                  "the cache holds left-padded rows: continue it with RowStarts, not Positions");
     cache->layers.resize(blocks.size());
   }
   Tensor x = encoding->embed(tokens.forward(ids), at);  // [B, T, C]
@@ -99,6 +109,39 @@ Tensor Decoder::forward(const ag::Indices& ids, const Positions& at, KVCache* ca
   return head.forward(final_norm.forward(run_blocks(ids, at, cache, nullptr)));
 }
 // [decoder-forward]
+
+// [padded-decoder]
+Tensor Decoder::run_padded_blocks(const ag::Indices& ids, const RowStarts& rows, KVCache* cache) {
+  ag::check(ids.shape.size() == 2, "Decoder", "ids must be [B, T], got ",
+            ag::shape_string(ids.shape));
+  const std::int64_t B = ids.shape[0], T = ids.shape[1], L = cache ? cache->length() : 0;
+  const std::vector<std::int64_t> padding = row_padding(
+      rows, B, T, L,
+      cache && !cache->layers.empty() ? cache->layers.front().padding : std::vector<std::int64_t>{},
+      "Decoder");
+  if (std::all_of(padding.begin(), padding.end(), [](std::int64_t p) { return p == 0; }))
+    return run_blocks(ids, Positions(L), cache, nullptr);  // no padding: the plain path
+  if (cache) cache->layers.resize(blocks.size());
+  // the embed hook, row by row on the real columns; padding columns keep the bare embedding
+  const Tensor embedded = tokens.forward(ids);  // [B, T, C]
+  std::vector<Tensor> rows_x;
+  for (std::int64_t b = 0; b < B; ++b) {
+    const std::int64_t skip = std::max<std::int64_t>(padding[b] - L, 0);
+    const Tensor row = ag::slice(embedded, 0, b, b + 1);
+    const Tensor real = encoding->embed(ag::slice(row, 1, skip, T),
+                                        Positions(std::max<std::int64_t>(rows.first(b) + skip, 0)));
+    rows_x.push_back(skip > 0 ? ag::concat({ag::slice(row, 1, 0, skip), real}, 1) : real);
+  }
+  Tensor x = ag::concat(rows_x, 0);
+  for (std::size_t i = 0; i < blocks.size(); ++i)
+    x = blocks[i]->forward(x, rows, cache ? &cache->layers[i] : nullptr);
+  return x;
+}
+
+Tensor Decoder::forward(const ag::Indices& ids, const RowStarts& rows, KVCache* cache) {
+  return head.forward(final_norm.forward(run_padded_blocks(ids, rows, cache)));
+}
+// [padded-decoder]
 
 std::vector<Tensor> Decoder::hidden_states(const ag::Indices& ids) {
   std::vector<Tensor> hidden;

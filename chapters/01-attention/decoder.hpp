@@ -29,6 +29,9 @@ class DecoderBlock : public ag::Module {
                std::shared_ptr<AttentionPositions> positions = nullptr);
   /// x [B, T, C] at positions `at` -> [B, T, C]
   ag::Tensor forward(const ag::Tensor& x, const Positions& at, LayerCache* cache);
+  /// A left-padded batch (chapter 12): the attention runs each row alone on its real columns
+  /// (SelfAttention::forward with RowStarts); the rest is position-wise.
+  ag::Tensor forward(const ag::Tensor& x, const RowStarts& rows, LayerCache* cache);
 
   ag::LayerNorm norm1;      ///< LN_1, before attention
   SelfAttention attention;  ///< the attention, with this block's part of the encoding
@@ -57,6 +60,13 @@ class Decoder : public ag::Module {
   /// sorted sampled ids shared by the batch) -> logits [B, T, V].
   /// With a cache, the positions must be contiguous from the number already cached.
   ag::Tensor forward(const ag::Indices& ids, const Positions& at = 0, KVCache* cache = nullptr);
+  /// A left-padded batch (chapter 12): ids [B, T], row b's columns at rows.first(b) ..
+  /// (negative: padding; see RowStarts) -> logits [B, T, V]. Each row gets the logits it has
+  /// when run alone; a padding column's logits are meaningless. With a cache, each call's row
+  /// starts must continue it (cached columns - the row's padding). The encoding's embed hook
+  /// and attention hooks are called once per row on its real columns with plain Positions, so
+  /// every encoding works unchanged; without padding this is forward(ids, cached columns).
+  ag::Tensor forward(const ag::Indices& ids, const RowStarts& rows, KVCache* cache = nullptr);
   /// The hidden states after each block (before the final norm): layers x [B, T, C].
   /// The probes of chapter 7 read position out of them.
   std::vector<ag::Tensor> hidden_states(const ag::Indices& ids);
@@ -77,6 +87,7 @@ class Decoder : public ag::Module {
           std::vector<std::shared_ptr<AttentionPositions>> parts, ag::Rng& rng, ag::Dtype dtype);
   ag::Tensor run_blocks(const ag::Indices& ids, const Positions& at, KVCache* cache,
                         std::vector<ag::Tensor>* hidden);
+  ag::Tensor run_padded_blocks(const ag::Indices& ids, const RowStarts& rows, KVCache* cache);
 };
 
 }  // namespace pe

@@ -17,6 +17,10 @@ namespace pe {
 /// tokens beside their keys and values (chapter 10's forgetting gate keeps its running sum of
 /// log f there). Undefined until the encoding writes it; an encoding that needs nothing never
 /// does.
+///
+/// The layout is the encoding's own, but with the batch on axis 0 and the cached tokens on the
+/// last axis: a left-padded batch (chapter 12, SelfAttention::forward with RowStarts) cuts
+/// each row's real tokens out along those two axes and pads the rest with zeros.
 struct CacheSlot {
   ag::Tensor tensor;  ///< the encoding's own layout, [B, H, T_cached] for the forgetting gate
 };
