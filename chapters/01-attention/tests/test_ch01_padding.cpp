@@ -110,9 +110,9 @@ TEST(LeftPadding, EachRowGetsItsLogitsAloneAtPrefillAndDecoding) {
     alone.push_back(after[b]);
     const std::int64_t n = static_cast<std::int64_t>(kRows[b].size());
     const Tensor full = s.model->forward({alone, {1, n + 2}});
-    EXPECT_LT(max_abs_difference(ag::slice(row_of(prefill, b), 1, 5 - n, 5),
-                                 ag::slice(full, 1, 0, n)),
-              1e-12)
+    EXPECT_LT(
+        max_abs_difference(ag::slice(row_of(prefill, b), 1, 5 - n, 5), ag::slice(full, 1, 0, n)),
+        1e-12)
         << "row " << b;
     EXPECT_LT(max_abs_difference(row_of(step1, b), ag::slice(full, 1, n, n + 1)), 1e-12);
     EXPECT_LT(max_abs_difference(row_of(step2, b), ag::slice(full, 1, n + 1, n + 2)), 1e-12);
@@ -189,7 +189,7 @@ TEST(LeftPadding, WithoutPaddingItIsThePlainPath) {
 TEST(LeftPadding, RefusesRowStartsThatDoNotFit) {
   Stamped s;
   ag::NoGradGuard no_grad;
-  EXPECT_THROW(s.model->forward(kPadded, RowStarts({0, -3})), ag::Error);  // 2 starts, 3 rows
+  EXPECT_THROW(s.model->forward(kPadded, RowStarts({0, -3})), ag::Error);      // 2 starts, 3 rows
   EXPECT_THROW(s.model->forward(kPadded, RowStarts({0, -5, -1})), ag::Error);  // no real token
   EXPECT_THROW(s.model->forward(kPadded, RowStarts({0, 1, 0})), ag::Error);    // nothing cached
   KVCache cache;
@@ -223,8 +223,8 @@ TEST(LeftPadding, GradientsThroughThePaddedRowsAreRight) {
   // padding logits are meaningless: only the real columns' enter the loss
   const auto real = [&](const std::vector<Tensor>&) {
     const Tensor logits = s.model->forward(ids, starts);
-    return ag::concat({ag::slice(row_of(logits, 0), 1, 2, 4), ag::slice(row_of(logits, 1), 1, 0, 4)},
-                      1);
+    return ag::concat(
+        {ag::slice(row_of(logits, 0), 1, 2, 4), ag::slice(row_of(logits, 1), 1, 0, 4)}, 1);
   };
   const ag::GradcheckResult result = ag::gradcheck(real, s.model->parameters());
   EXPECT_TRUE(result.passed) << result.report;
