@@ -354,17 +354,27 @@ class ColumnPositions : public ::testing::TestWithParam<SuiteCase> {};
 
 // What the text of chapter 12 (section 3) says of each encoding; one registered later is
 // measured and printed, not judged.
-const std::map<std::string, bool> kMovesWithTheSequence = {
-    {"none", false},        {"sinusoidal", true},
-    {"learned", true},      {"shaw", false},
-    {"xl", false},          {"t5", false},
-    {"rope", false},        {"alibi", false},
-    {"kerple", false},      {"fire", true},
-    {"dpb", false},         {"xpos", false},
-    {"cope", false},        {"fox", false},
-    {"hybrid", false},      {"pope", false},
-    {"rope_yarn", false},   {"rope_sinks", false},
-    {"alibi_sinks", false}, {"hybrid_local_chunked", true}};
+const std::map<std::string, bool> kMovesWithTheSequence = {{"none", false},
+                                                           {"sinusoidal", true},
+                                                           {"learned", true},
+                                                           {"shaw", false},
+                                                           {"xl", false},
+                                                           {"t5", false},
+                                                           {"rope", false},
+                                                           {"alibi", false},
+                                                           {"kerple", false},
+                                                           {"fire", false},
+                                                           {"fire_threshold_4", true},
+                                                           {"dpb", false},
+                                                           {"xpos", false},
+                                                           {"cope", false},
+                                                           {"fox", false},
+                                                           {"hybrid", false},
+                                                           {"pope", false},
+                                                           {"rope_yarn", false},
+                                                           {"rope_sinks", false},
+                                                           {"alibi_sinks", false},
+                                                           {"hybrid_local_chunked", true}};
 
 TEST_P(ColumnPositions, BreakExactlyTheEncodingsThatReadAPosition) {
   ag::Rng rng(21);
