@@ -296,6 +296,10 @@ TEST(Ch12Latent, TrainingLowersTheLossAndDecodesWithTheCache) {
 }  // namespace pe
 
 namespace pe {
+namespace {}  // namespace
+}  // namespace pe
+
+namespace pe {
 namespace {
 
 // Not run by default (it trains for a while): the numbers the chapter quotes, printed.
