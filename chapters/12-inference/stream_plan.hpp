@@ -43,7 +43,8 @@ inline const std::vector<Reading> kReadings = {
 };
 /// The table's columns: mean bits over these stretches of the stream, [begin, end).
 struct Stretch {
-  std::int64_t begin, end;
+  std::int64_t begin;  ///< the first position
+  std::int64_t end;    ///< one past the last
 };
 inline const std::vector<Stretch> kStretches = {{1, 32}, {32, 400}, {400, kStreamLength}};
 /// The figure's curves are means over windows of this many positions.
