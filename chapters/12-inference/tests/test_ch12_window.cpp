@@ -165,7 +165,7 @@ TEST_F(Ch12Window, WithEvictionOneLayerSeesExactlyTheKeptTokens) {
   double worst_of_all = 0;
   for (const auto& entry : registered_encodings()) {
     for (const StreamPositions mode : {StreamPositions::original, StreamPositions::cache}) {
-      for (const auto [sinks, window] : {std::pair<std::int64_t, std::int64_t>{2, 3}, {0, 4}}) {
+      for (const auto& [sinks, window] : {std::pair<std::int64_t, std::int64_t>{2, 3}, {0, 4}}) {
         auto model = small_model(entry.name, 1, /*sink_logits=*/true);
         ag::NoGradGuard no_grad;
         WindowCache cache(*model, {sinks, window, mode});
@@ -283,7 +283,7 @@ TEST_F(Ch12Window, RefusesPerTokenStateItDoesNotKnow) {
 // writes, graded before task 12.2 gives the cache its positions.
 // grades: task 12.1
 TEST_F(Ch12Window, EvictionsKeepTheFirstSAndTheLastW) {
-  for (const auto [sinks, window] :
+  for (const auto& [sinks, window] :
        {std::pair<std::int64_t, std::int64_t>{3, 4}, {0, 2}, {1, 1}, {2, 5}}) {
     const WindowOptions options{sinks, window, StreamPositions::cache};
     std::vector<std::int64_t> held;
@@ -308,7 +308,7 @@ TEST_F(Ch12Window, EvictionsKeepTheFirstSAndTheLastW) {
 // grades: task 12.2
 TEST_F(Ch12Window, CacheHoldsTheFirstSAndTheLastW) {
   auto model = small_model("rope", 1);
-  for (const auto [sinks, window] :
+  for (const auto& [sinks, window] :
        {std::pair<std::int64_t, std::int64_t>{3, 4}, {0, 2}, {1, 1}, {4, 0}}) {
     const WindowOptions options{sinks, window, StreamPositions::cache};
     if (window == 0 && sinks > 0) {
