@@ -140,8 +140,10 @@ void write_stream_table(Experiment& e) {
         for (const auto& bits : seeds)
           values.push_back(stretch_mean(mean_over_streams(bits), stretch));
         const auto [mean, sd] = pe::mean_and_sd(values);
-        table += " " + pe::fixed_digits(mean, 3) +
-                 (seeds.size() > 1 ? " ± " + pe::fixed_digits(sd, 3) : "") + " |";
+        // appended piece by piece: g++ 12 warns (-Wrestrict) on " " + a temporary string
+        table.append(" ").append(pe::fixed_digits(mean, 3));
+        if (seeds.size() > 1) table.append(" ± ").append(pe::fixed_digits(sd, 3));
+        table.append(" |");
         const std::string key =
             std::to_string(stretch.begin) + "-" + std::to_string(stretch.end - 1);
         e.summary["means"][encoding][reading.name][key] = {
@@ -225,9 +227,9 @@ void write_latent(Experiment& e) {
                                           {"cached_decoding_difference", difference}};
     char cell[64];
     std::snprintf(cell, sizeof cell, "%.1e", difference);
-    table += "| " + task + " | " + pe::fixed_digits(a, 4) +
-             (e.seeds > 1 ? " ± " + pe::fixed_digits(a_sd, 4) : "") + " | " +
-             pe::fixed_digits(l, 4) + " | " + cell + " |\n";
+    table.append("| ").append(task).append(" | ").append(pe::fixed_digits(a, 4));
+    if (e.seeds > 1) table.append(" ± ").append(pe::fixed_digits(a_sd, 4));
+    table.append(" | ").append(pe::fixed_digits(l, 4)).append(" | ").append(cell).append(" |\n");
   }
   e.summary["tables"]["latent"] = pe::split_lines(table);
   e.tables += "\nLatent attention (d_c = 16, d_R = 8, 8 heads of 8, one layer), " +

@@ -36,7 +36,9 @@ TEST(Ch12Plan, TrainsEachEncodingWithAndWithoutSinkLogitsOnTheBench) {
 TEST(Ch12Plan, EveryWindowedReadingHoldsATrainingLengthOfTokens) {
   for (const Reading& r : kReadings) {
     check_window_options(r.window);
-    if (r.window.window > 0) EXPECT_EQ(r.window.sinks + r.window.window, kCacheSize) << r.name;
+    if (r.window.window > 0) {
+      EXPECT_EQ(r.window.sinks + r.window.window, kCacheSize) << r.name;
+    }
   }
   EXPECT_EQ(kStretches.back().end, kStreamLength);
 }
