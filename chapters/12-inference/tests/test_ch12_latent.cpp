@@ -294,27 +294,3 @@ TEST(Ch12Latent, TrainingLowersTheLossAndDecodesWithTheCache) {
 
 }  // namespace
 }  // namespace pe
-
-namespace pe {
-namespace {}  // namespace
-}  // namespace pe
-
-namespace pe {
-namespace {
-
-// Not run by default (it trains for a while): the numbers the chapter quotes, printed.
-// ch12_tests --gtest_also_run_disabled_tests --gtest_filter='*ReportLatent*'
-TEST(Ch12Latent, DISABLED_ReportLatentNumbers) {
-  std::printf("%s", cache_bytes_markdown(cache_bytes_table()).c_str());
-  for (const char* task : {"shiftk", "alternating"}) {
-    const LatentResult r = train_latent_model(task, kLatentTrainingSteps, 1);
-    std::printf(
-        "%s: accuracy %.4f held-out loss %.4f loss %.3f -> %.3f, %.1f s, %lld parameters, "
-        "cached decoding difference %.3g\n",
-        task, r.accuracy, r.held_out_loss, r.first_loss, r.final_loss, r.seconds,
-        static_cast<long long>(r.parameters), r.cached_decoding_difference);
-  }
-}
-
-}  // namespace
-}  // namespace pe
