@@ -45,14 +45,16 @@ DecoderBlock::DecoderBlock(const DecoderConfig& config, ag::Rng& rng, ag::Dtype 
 
 // [block-forward]
 Tensor DecoderBlock::forward(const Tensor& x, const Positions& at, LayerCache* cache) {
-  Tensor h = ag::add(x, attention.forward(norm1.forward(x), at, cache));
+  return feed_forward(ag::add(x, attention.forward(norm1.forward(x), at, cache)));
+}
+
+Tensor DecoderBlock::feed_forward(const Tensor& h) {
   return ag::add(h, contract.forward(expand.forward(norm2.forward(h), ag::Activation::relu)));
 }
 // [block-forward]
 
 Tensor DecoderBlock::forward(const Tensor& x, const RowStarts& rows, LayerCache* cache) {
-  Tensor h = ag::add(x, attention.forward(norm1.forward(x), rows, cache));
-  return ag::add(h, contract.forward(expand.forward(norm2.forward(h), ag::Activation::relu)));
+  return feed_forward(ag::add(x, attention.forward(norm1.forward(x), rows, cache)));
 }
 
 // The parts are made before any weight of the decoder, so that all of an encoding's

@@ -32,6 +32,9 @@ class DecoderBlock : public ag::Module {
   /// A left-padded batch (chapter 12): the attention runs each row alone on its real columns
   /// (SelfAttention::forward with RowStarts); the rest is position-wise.
   ag::Tensor forward(const ag::Tensor& x, const RowStarts& rows, LayerCache* cache);
+  /// The block's second half: h + ffn(norm2(h)), for h = x + attention(norm1(x)). Also what
+  /// chapter 12's window cache runs after its own attention step.
+  ag::Tensor feed_forward(const ag::Tensor& h);
 
   ag::LayerNorm norm1;      ///< LN_1, before attention
   SelfAttention attention;  ///< the attention, with this block's part of the encoding

@@ -217,9 +217,7 @@ Tensor WindowCache::step(std::int64_t token) {
     x = model.encoding->embed(model.tokens.forward({{token}, {1, 1}}), place);  // [1, 1, C]
     for (std::size_t l = 0; l < model.blocks.size(); ++l) {
       DecoderBlock& block = *model.blocks[l];
-      x = ag::add(x, m.attend(block, m.layers[l], block.norm1.forward(x)));
-      x = ag::add(x, block.contract.forward(
-                         block.expand.forward(block.norm2.forward(x), ag::Activation::relu)));
+      x = block.feed_forward(ag::add(x, m.attend(block, m.layers[l], block.norm1.forward(x))));
     }
   } catch (...) {
     m.held = held_before;
