@@ -11,6 +11,7 @@ function body, so that a stub throwing an error in its place still compiles. The
 grammar, and that of the book's quotes rewritten in a handout, is base/markers's.
 """
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -425,12 +426,40 @@ add_compile_options(-Wno-unused-parameter -Wno-unused-variable)
 """
 
 
+def file_digest(data):
+    """The SHA-256 of a file's bytes, as the handout's record keeps it."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def previous_handout_files(out):
+    """What an earlier run wrote into the handout folder out: {file: digest}, or {} for a new
+    or empty folder. A handout whose record lists no files (written by an earlier version of
+    this tool) is refused: the student's changes could not be told from the tool's."""
+    record_path = Path(out) / RECORD
+    if not record_path.is_file():
+        return {}
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise CourseworkError(f"{out}: its handout record {RECORD} does not read back ({e}); "
+                              "write the handout into a new folder")
+    files = record.get("files") if isinstance(record, dict) else None
+    if not isinstance(files, dict):
+        raise CourseworkError(f"{out}: this handout was written by an earlier version of the "
+                              "tool, which kept no record of the files it wrote, so a student's "
+                              "changes cannot be told apart; write the handout into a new folder")
+    return files
+
+
 def write_handout(repo, out, files, regions, stubbed_tasks):
     """Writes the copy of repo (its files) into out with the regions of stubbed_tasks replaced
     by stubs, the book's quotes of them rewritten from the stubs, and the record of what was
-    stubbed. Only files whose content changes are written. Returns (stubbed regions, files
-    written)."""
+    stubbed and of every file written (its digest). Only files whose content changes are
+    written. Over an earlier handout, a file whose content is no longer what the handout wrote
+    (a student's work) is never replaced: it is kept as it is and listed. Returns (stubbed
+    regions, files written, files kept)."""
     repo, out = Path(repo), Path(out)
+    previous = previous_handout_files(out)
     stubbed = [r for r in regions if r.task in stubbed_tasks]
     by_file = {}
     for r in stubbed:
@@ -447,7 +476,7 @@ def write_handout(repo, out, files, regions, stubbed_tasks):
                 lines = ensure_include(lines, "stdexcept")
         return lines
 
-    changed = 0
+    changed, kept, digests = 0, [], {}
     for rel in files:
         if rel in INSTRUCTOR_ONLY or rel == RECORD:
             continue
@@ -456,33 +485,40 @@ def write_handout(repo, out, files, regions, stubbed_tasks):
             continue
         dst = out / rel
         if rel in by_file:
-            text = "\n".join(handout_source(rel))
+            data = "\n".join(handout_source(rel)).encode("utf-8")
         elif rel == FLAGS:
-            text = src.read_text(encoding="utf-8").rstrip("\n") + "\n" + HANDOUT_FLAGS
+            data = (src.read_text(encoding="utf-8").rstrip("\n") + "\n" + HANDOUT_FLAGS).encode()
         elif rel.endswith(".md") and by_file:
-            text = "\n".join(requote(read_lines(src), handout_source))
+            data = "\n".join(requote(read_lines(src), handout_source)).encode("utf-8")
         else:
             data = src.read_bytes()
-            if dst.is_file() and dst.read_bytes() == data:
-                continue
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            dst.write_bytes(data)
-            dst.chmod(src.stat().st_mode)
-            changed += 1
+        there = dst.read_bytes() if dst.is_file() else None
+        if there is not None and there != data and (
+                rel not in previous or file_digest(there) != previous[rel]):
+            # Not what the earlier run wrote (or a file it never wrote): the student's.
+            kept.append(rel)
+            digests[rel] = previous.get(rel, file_digest(there))
             continue
-        if write_if_changed(dst, text):
-            dst.chmod(src.stat().st_mode)
-            changed += 1
+        digests[rel] = file_digest(data)
+        if there == data:
+            continue
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_bytes(data)
+        dst.chmod(src.stat().st_mode)
+        changed += 1
     tasks = tasks_of(stubbed)
     record = {
-        "_comment": "Written by programs/coursework/handout: the chapters and tasks this copy stubs. "
-                    "programs/coursework/grade grades these tasks by default.",
+        "_comment": "Written by programs/coursework/handout: the chapters and tasks this copy stubs "
+                    "(programs/coursework/grade grades these tasks by default), and the digest of "
+                    "each file as the handout wrote it (a later run over this folder never "
+                    "replaces a file that differs from it).",
         "chapters": sorted({r.chapter for r in stubbed}),
         "tasks": list(tasks),
+        "files": digests,
     }
     if write_if_changed(out / RECORD, json.dumps(record, indent=2) + "\n"):
         changed += 1
-    return stubbed, changed
+    return stubbed, changed, kept
 
 
 # --- the book's quotes --------------------------------------------------------------------
