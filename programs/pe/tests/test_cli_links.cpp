@@ -103,15 +103,13 @@ TEST_F(Links, AFigureAimedAtAPipeOrADeviceIsRefusedAndLeftAsItWas) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const fs::path device = a_character_device(dir);
   if (device.empty()) GTEST_SKIP() << "root cannot make a device node here";
-  for (const std::string& command :
-       {"heatmap " + checkpoint_ + " --out " + fifo.string(),
-        "eval " + checkpoint_ + " --plot " + fifo.string()}) {
+  for (const std::string& command : {"heatmap " + checkpoint_ + " --out " + fifo.string(),
+                                     "eval " + checkpoint_ + " --plot " + fifo.string()}) {
     expect_one_line_error(run(command), fifo.string(), command);
     EXPECT_TRUE(fs::is_fifo(fs::symlink_status(fifo))) << command;
   }
-  for (const std::string& command :
-       {"heatmap " + checkpoint_ + " --out " + device.string(),
-        "eval " + checkpoint_ + " --plot " + device.string()}) {
+  for (const std::string& command : {"heatmap " + checkpoint_ + " --out " + device.string(),
+                                     "eval " + checkpoint_ + " --plot " + device.string()}) {
     expect_one_line_error(run(command), "character device", command);
     EXPECT_TRUE(fs::is_character_file(fs::symlink_status(device))) << command;
   }
@@ -143,8 +141,8 @@ TEST_F(Links, SigtermWhileGnuplotDrawsLeavesNoGnuplotAndNoTemporaries) {
   std::ofstream(bin / "gnuplot") << "#!/bin/sh\nout=${2#set output \\'}\nout=${out%\\'}\n"
                                  << "head -c 100000 /dev/zero > \"$out\"\n"
                                  << "echo $$ > '" << pid_file.string() << ".part'\n"
-                                 << "mv '" << pid_file.string() << ".part' '"
-                                 << pid_file.string() << "'\nexec sleep 60\n";
+                                 << "mv '" << pid_file.string() << ".part' '" << pid_file.string()
+                                 << "'\nexec sleep 60\n";
   fs::permissions(bin / "gnuplot", fs::perms::owner_all);
   const std::string path = bin.string() + ":" + std::getenv("PATH");
   const pid_t pe =
