@@ -38,13 +38,39 @@ FolderLock::FolderLock(const std::string& folder, const std::string& op)
   if (error)
     throw ag::Error(prefix + "cannot create the output folder '" + folder + "' (" +
                     error.message() + ")");
+  auto refuse = [&](const std::string& why) {
+    if (created_) fs::remove(folder, error);
+    throw ag::Error(prefix + why);
+  };
+  bool made = false;  // whether the file fd_ holds was created by this process
   for (int attempt = 0;; ++attempt) {
-    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (attempt == 100)
+      refuse("cannot lock the output folder '" + folder + "': its lock file keeps changing");
+    // A new lock file is created exclusively; one already there (left by a killed program, or
+    // another program's) is opened read-only, without following a link and without blocking
+    // on a pipe, and never truncated or written: a planted link or a hard link to someone's
+    // file must not make this program overwrite what it points to.
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    made = fd_ >= 0;
+    if (!made && errno == EEXIST) {
+      fd_ = ::open(path_.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+      if (fd_ < 0 && errno == ENOENT) continue;  // its holder removed it just now: make one
+    }
     if (fd_ < 0) {
-      const std::string reason = std::strerror(errno);
-      if (created_) fs::remove(folder, error);
-      throw ag::Error(prefix + "cannot write into the output folder '" + folder + "' (" + reason +
-                      ")");
+      const int why = errno;
+      struct stat named {};
+      if (why == ELOOP && ::lstat(path_.c_str(), &named) == 0 && S_ISLNK(named.st_mode))
+        refuse("the lock file '" + path_ +
+               "' is a symbolic link; a program never makes one there: remove it and rerun");
+      refuse("cannot write into the output folder '" + folder + "' (" + std::strerror(why) + ")");
+    }
+    struct stat held {};
+    if (::fstat(fd_, &held) != 0 || !S_ISREG(held.st_mode) || held.st_nlink != 1) {
+      ::close(fd_);
+      fd_ = -1;
+      refuse("the lock file '" + path_ +
+             "' is not a regular file of its own (a pipe, a device, a folder or a hard link to "
+             "another file); a program never makes one there: remove it and rerun");
     }
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       const int why = errno;
@@ -52,29 +78,26 @@ FolderLock::FolderLock(const std::string& folder, const std::string& op)
       ::close(fd_);
       fd_ = -1;
       if (why == EWOULDBLOCK)
-        throw ag::Error(prefix + "the output folder '" + folder +
-                        "' is being written by another process (pid " + holder +
-                        "); wait for it to finish or choose another folder");
-      throw ag::Error(prefix + "cannot lock the output folder '" + folder + "' (" +
-                      std::strerror(why) + ")");
+        refuse("the output folder '" + folder + "' is being written by another process (pid " +
+               holder + "); wait for it to finish or choose another folder");
+      refuse("cannot lock the output folder '" + folder + "' (" + std::strerror(why) + ")");
     }
     // The holder before us may have removed the file between our open and our lock: then we
     // hold a file no one else will look at, and must lock the one in the folder instead.
-    struct stat held {
-    }, named{};
-    if (::fstat(fd_, &held) == 0 && ::stat(path_.c_str(), &named) == 0 &&
-        held.st_dev == named.st_dev && held.st_ino == named.st_ino)
-      break;
+    struct stat named {};
+    const bool current = ::lstat(path_.c_str(), &named) == 0 && held.st_dev == named.st_dev &&
+                         held.st_ino == named.st_ino;
+    if (current && made) break;
+    // A lock file we did not make but could lock was left by a program that was killed: it is
+    // removed (while we hold it, as release() does) and a fresh one made in its place.
+    if (current && !made) ::unlink(path_.c_str());
     ::close(fd_);
     fd_ = -1;
-    if (attempt == 100)
-      throw ag::Error(prefix + "cannot lock the output folder '" + folder +
-                      "': its lock file keeps changing");
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
   // A failure here costs only the pid in a second writer's message: the lock itself holds.
-  const bool written =
-      ::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, pid.data(), pid.size(), 0) == ssize_t(pid.size());
+  // The file is the empty one this process created, so nothing is truncated.
+  const bool written = ::pwrite(fd_, pid.data(), pid.size(), 0) == ssize_t(pid.size());
   static_cast<void>(written);
 }
 

@@ -15,7 +15,11 @@ class FolderLock {
   /// prefixed by `op` (unless empty):
   ///   run: the output folder 'results/x' is being written by another process (pid 1234); ...
   /// when another process (or another part of this one) holds it, and "cannot write into the
-  /// output folder" when the lock file cannot be made (a read-only folder).
+  /// output folder" when the lock file cannot be made (a read-only folder). The lock file is
+  /// created exclusively and is the only file it writes; a `.lock` that is a symbolic link, a
+  /// pipe, a device, a folder or a hard link is refused by name, never followed or truncated
+  /// (anyone who can write into a shared folder could have planted it), and a regular one left
+  /// by a killed program is removed and made anew.
   FolderLock(const std::string& folder, const std::string& op);
   ~FolderLock();  ///< release()
   FolderLock(const FolderLock&) = delete;

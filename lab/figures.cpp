@@ -1,13 +1,15 @@
 #include "lab/figures.hpp"
 
 #include <fcntl.h>
+#include <spawn.h>     // posix_spawnp
 #include <stdlib.h>    // mkdtemp
-#include <sys/wait.h>  // WIFEXITED, WEXITSTATUS
+#include <sys/wait.h>  // waitpid, WIFEXITED, WEXITSTATUS
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,7 +19,10 @@
 #include <sstream>
 
 #include "ag/error.hpp"
+#include "ag/files.hpp"
 #include "base/png_check.hpp"
+
+extern char** environ;  // gnuplot runs in this program's environment
 
 namespace pe {
 
@@ -56,18 +61,6 @@ std::string quoted(const std::string& text) {
   return out + "'";
 }
 
-// A path quoted for the shell (sh -c), for std::system.
-std::string shell_quoted(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'')
-      out += "'\\''";
-    else
-      out += c;
-  }
-  return out + "'";
-}
-
 // A number as gnuplot reads it; NaN and infinities become NaN (a blank cell or a gap).
 std::string number(double value) {
   if (!std::isfinite(value)) return "NaN";
@@ -99,9 +92,12 @@ class TempFolder {
               "': ", std::strerror(errno));
     path_ = pattern;
   }
-  ~TempFolder() {
+  ~TempFolder() { remove(); }
+  /// Removes the folder now (before a signal ends the program, when no destructor runs).
+  void remove() {
     std::error_code ignored;
-    fs::remove_all(path_, ignored);
+    if (!path_.empty()) fs::remove_all(path_, ignored);
+    path_.clear();
   }
   TempFolder(const TempFolder&) = delete;
   TempFolder& operator=(const TempFolder&) = delete;
@@ -110,18 +106,6 @@ class TempFolder {
  private:
   fs::path path_;
 };
-
-// Fails unless png_path names a file in an existing folder. Whether the folder can be written
-// is found when the temporary figure is made beside it (run_gnuplot).
-void check_writable(const std::string& png_path, const char* op) {
-  ag::check(!png_path.empty(), op, "the PNG path is empty");
-  const fs::path path(png_path);
-  std::error_code error;
-  const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  ag::check(fs::is_directory(folder, error), op, "cannot write '", png_path, "': folder '",
-            folder.string(), "' does not exist");
-  ag::check(!fs::is_directory(path, error), op, "cannot write '", png_path, "': it is a folder");
-}
 
 // Bytes free on the disk that holds `folder` (for a message), or -1 when unknown.
 long long free_bytes(const fs::path& folder) {
@@ -190,6 +174,103 @@ int grid_columns(int count) {
   return static_cast<int>(std::ceil(std::sqrt(static_cast<double>(count))));
 }
 
+// The signals that end a program from outside (kill, Ctrl-C, a closed terminal). While gnuplot
+// runs they are caught, so that gnuplot and the files it is writing go first (SignalGuard).
+constexpr int kEndingSignals[] = {SIGTERM, SIGINT, SIGHUP};
+
+// The signal caught while a figure was drawn, or 0. The handler only sets it (all a handler
+// may safely do); run_gnuplot looks at it between short waits for gnuplot.
+volatile std::sig_atomic_t caught_signal = 0;
+extern "C" void note_signal(int signal) { caught_signal = signal; }
+
+// Catches the ending signals for as long as it lives and gives back the handlers it found.
+// A signal the program ignores (nohup's SIGHUP) stays ignored.
+class SignalGuard {
+ public:
+  SignalGuard() {
+    caught_signal = 0;
+    struct sigaction catcher {};
+    catcher.sa_handler = note_signal;
+    sigemptyset(&catcher.sa_mask);
+    for (std::size_t i = 0; i < std::size(kEndingSignals); ++i) {
+      ::sigaction(kEndingSignals[i], nullptr, &old_[i]);
+      const bool ignored = !(old_[i].sa_flags & SA_SIGINFO) && old_[i].sa_handler == SIG_IGN;
+      installed_[i] = !ignored && ::sigaction(kEndingSignals[i], &catcher, nullptr) == 0;
+    }
+  }
+  // A signal caught on the way out (an error thrown meanwhile) is still passed on: it is
+  // never lost. The temporary folder, made after the guard, is gone by then.
+  ~SignalGuard() { pass_on(); }
+  SignalGuard(const SignalGuard&) = delete;
+  SignalGuard& operator=(const SignalGuard&) = delete;
+
+  int caught() const { return caught_signal; }
+
+  // Puts the old handlers back, then delivers the caught signal to them: by default the
+  // program ends, killed by that signal, as a shell expects. Returns only when an old handler
+  // chose to go on.
+  void pass_on() {
+    const int signal = caught_signal;
+    restore();
+    caught_signal = 0;
+    if (signal != 0) ::raise(signal);
+  }
+
+ private:
+  void restore() {
+    for (std::size_t i = 0; i < std::size(kEndingSignals); ++i)
+      if (installed_[i]) ::sigaction(kEndingSignals[i], &old_[i], nullptr);
+    std::fill(std::begin(installed_), std::end(installed_), false);
+  }
+  struct sigaction old_[std::size(kEndingSignals)]{};
+  bool installed_[std::size(kEndingSignals)] = {};
+};
+
+// Starts gnuplot on the script, its output set to png (argv, no shell in between), its
+// standard output discarded and its errors written to errors_path. Returns its process id,
+// or -1 with the reason in `why`.
+pid_t start_gnuplot(const std::string& program, const fs::path& script_path, const fs::path& png,
+                    const fs::path& errors_path, std::string& why) {
+  const std::string set_output = "set output " + quoted(png.string());
+  const std::string script = script_path.string();
+  std::string dash_e = "-e", name = program;
+  char* argv[] = {name.data(), dash_e.data(), const_cast<char*>(set_output.c_str()),
+                  const_cast<char*>(script.c_str()), nullptr};
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addopen(&files, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&files, STDERR_FILENO, errors_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  pid_t pid = -1;
+  const int error = ::posix_spawnp(&pid, program.c_str(), &files, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&files);
+  if (error == 0) return pid;
+  why = std::strerror(error);
+  return -1;
+}
+
+// Waits for gnuplot to end and returns its wait status; on a caught signal it kills gnuplot
+// first (it has nothing left to finish). The short sleeps, rather than one blocking wait, are
+// there because the signal may be handled by another thread, which cannot wake this one.
+int wait_for_gnuplot(pid_t pid, const SignalGuard& guard) {
+  int status = 0;
+  bool killed = false;
+  for (;;) {
+    if (guard.caught() && !killed) {
+      ::kill(pid, SIGKILL);  // fails only if gnuplot is already gone (Ctrl-C reaches it too)
+      killed = true;
+    }
+    const pid_t done = ::waitpid(pid, &status, killed ? 0 : WNOHANG);
+    if (done == pid) return status;
+    if (done < 0 && errno != EINTR) return -1;
+    if (done == 0) {
+      const timespec pause{0, 10 * 1000 * 1000};  // 10 ms; a signal cuts it short
+      ::nanosleep(&pause, nullptr);
+    }
+  }
+}
+
 }  // namespace
 
 const std::string& gnuplot_path() {
@@ -208,13 +289,32 @@ const std::string& gnuplot_path() {
 
 bool gnuplot_available() { return !gnuplot_path().empty(); }
 
+void check_figure_destination(const std::string& png_path, const char* op) {
+  ag::check(!png_path.empty(), op, "the PNG path is empty");
+  const fs::path path(png_path);
+  std::error_code error;
+  const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  ag::check(fs::is_directory(folder, error), op, "cannot write '", png_path, "': folder '",
+            folder.string(), "' does not exist");
+  ag::check_destination(png_path, op);  // a link, a pipe, a device or a folder is refused
+}
+
 // [atomic-figure]
 void run_gnuplot(const std::string& script, const std::string& png_path, const char* op,
                  const std::string& program) {
-  check_writable(png_path, op);
+  check_figure_destination(png_path, op);
   ag::check(!program.empty(), op, "cannot draw '", png_path,
             "': gnuplot was not found on PATH (install the Debian package gnuplot-nox)");
-  const TempFolder folder(op);
+  // From here until the figure is in place, a signal that would end the program first stops
+  // gnuplot and removes its files (the guard is made before the folder, so it outlives it).
+  SignalGuard signals;
+  TempFolder folder(op);
+  auto end_if_signalled = [&] {
+    if (!signals.caught()) return;
+    folder.remove();
+    signals.pass_on();  // ends the program unless its own handler goes on
+    throw ag::Error(std::string(op) + ": drawing '" + png_path + "' was interrupted");
+  };
   const fs::path script_path = folder.path() / "figure.gp";
   const fs::path errors_path = folder.path() / "errors.txt";
   {
@@ -223,47 +323,43 @@ void run_gnuplot(const std::string& script, const std::string& png_path, const c
     ag::check(out.good(), op, "cannot write the gnuplot script for '", png_path, "' to '",
               script_path.string(), "'");
   }
-  // gnuplot draws into a temporary name beside the figure (a kill leaves "<name>.tmp.<pid>",
-  // which run.cpp's remove_stale_temporaries clears), the result is checked, and only a
-  // complete PNG is renamed into place: the file under the final name is always whole, and a
-  // failure removes only this process's temporary file, never someone else's figure.
-  const std::string temporary = png_path + ".tmp." + std::to_string(::getpid());
-  {
-    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    ag::check(fd >= 0, op, "cannot write '", png_path, "': ", std::strerror(errno));
-    ::close(fd);
-  }
-  const std::string command =
-      shell_quoted(program) + " -e " + shell_quoted("set output " + quoted(temporary)) + " " +
-      shell_quoted(script_path.string()) + " > /dev/null 2> " + shell_quoted(errors_path.string());
-  const int status = std::system(command.c_str());
-  const bool ran = status != -1 && WIFEXITED(status);
-  const int code = ran ? WEXITSTATUS(status) : -1;
+  // gnuplot opens its output by name and follows links, so it draws inside the private folder
+  // (mkdtemp: only this user can put anything there), never beside the figure. The PNG is
+  // checked there and then copied into place by write_file_atomically: an exclusive temporary
+  // beside the figure, flushed and renamed, so the file under the final name is always whole
+  // and nothing planted in the figure's folder is followed or overwritten.
+  const fs::path drawn = folder.path() / "figure.png";
+  end_if_signalled();
   std::string reason;
+  const pid_t pid = start_gnuplot(program, script_path, drawn, errors_path, reason);
+  if (pid < 0)
+    throw ag::Error(std::string(op) + ": gnuplot could not draw '" + png_path +
+                    "': could not run '" + program + "' (" + reason +
+                    "; is gnuplot-nox installed and working?)");
+  const int status = wait_for_gnuplot(pid, signals);
+  end_if_signalled();
+  const int code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (code == 0) {
-    const std::string problem = png_problem(temporary);
+    const std::string problem = png_problem(drawn.string());
     if (problem.empty()) {
-      const int fd = ::open(temporary.c_str(), O_RDONLY | O_CLOEXEC);
-      const bool synced = fd >= 0 && ::fsync(fd) == 0;  // on disk before the name points at it
-      if (fd >= 0) ::close(fd);
-      if (synced && ::rename(temporary.c_str(), png_path.c_str()) == 0) return;
-      reason = std::string("cannot put it in place: ") + std::strerror(errno);
-    } else {
-      reason = "the PNG it wrote is incomplete: " + problem;
-      if (const std::string said = first_error(errors_path);
-          !said.empty() && said.rfind("Warning", 0) != 0)
-        reason += " (gnuplot: " + said + ")";
-      const fs::path path(png_path);
-      const long long free = free_bytes(path.has_parent_path() ? path.parent_path() : ".");
-      if (free >= 0 && free < (1 << 20))
-        reason += "; the disk is full (" + std::to_string(free / 1024) + " KB free)";
+      ag::write_file_atomically(png_path, ag::read_file(drawn.string(), 1ULL << 32, "the figure"),
+                                op);
+      end_if_signalled();  // the figure is in place; the program still ends as it was told
+      return;
     }
+    reason = "the PNG it wrote is incomplete: " + problem;
+    if (const std::string said = first_error(errors_path);
+        !said.empty() && said.rfind("Warning", 0) != 0)
+      reason += " (gnuplot: " + said + ")";
+    const long long free = free_bytes(folder.path());
+    if (free >= 0 && free < (1 << 20))
+      reason += "; the disk of the temporary folder '" + folder.path().parent_path().string() +
+                "' is full (" + std::to_string(free / 1024) + " KB free)";
   } else {
-    reason = code == 127 ? "could not run '" + program + "'" : first_error(errors_path);
-    if (reason.empty()) reason = "exit status " + std::to_string(code);
+    reason = first_error(errors_path);
+    if (reason.empty()) reason = code < 0 ? "it was killed" : "exit status " + std::to_string(code);
     reason += " (is gnuplot-nox installed and working?)";
   }
-  ::unlink(temporary.c_str());
   throw ag::Error(std::string(op) + ": gnuplot could not draw '" + png_path + "': " + reason);
 }
 // [atomic-figure]
@@ -310,6 +406,7 @@ Heatmap heatmap_slice(const ag::Tensor& tensor, const std::vector<std::int64_t>&
 void write_heatmaps(const std::string& png_path, const std::vector<Heatmap>& panels,
                     const std::string& suptitle, int columns) {
   const char* op = "write_heatmaps";
+  check_figure_destination(png_path, op);  // before the script: a wrong path costs nothing
   ag::check(!panels.empty(), op, "no panels to draw into '", png_path, "'");
   ag::check(columns >= 0, op, "columns must be 0 (choose) or positive, got ", columns);
   for (std::size_t i = 0; i < panels.size(); ++i) check_panel(panels[i], i);
@@ -359,6 +456,7 @@ void write_line_plot(const std::string& png_path, const std::vector<Series>& ser
                      const std::string& y_label, bool log_y,
                      std::optional<std::pair<double, double>> y_range) {
   const char* op = "write_line_plot";
+  check_figure_destination(png_path, op);  // before the script: a wrong path costs nothing
   ag::check(!series.empty(), op, "no series to draw into '", png_path, "'");
   for (std::size_t i = 0; i < series.size(); ++i) {
     const Series& s = series[i];

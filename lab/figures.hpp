@@ -2,11 +2,23 @@
 // heatmaps of attention weights and encoding matrices, one panel or a grid of them, and
 // line plots of training curves and accuracy against length.
 //
-// Each call writes its data and a gnuplot script to a temporary folder, runs gnuplot once,
-// and removes the folder. gnuplot draws into a temporary file beside the PNG, which is renamed
-// into place only once it is a complete PNG (png_check.hpp): the file under the final name is
-// always whole, on a full disk too. Bad input throws ag::Error before gnuplot runs; a missing
-// gnuplot, a gnuplot error or an incomplete PNG throws ag::Error naming the PNG and why.
+// Each call writes its data and a gnuplot script to a private temporary folder (mkdtemp),
+// runs gnuplot once (no shell: its arguments are passed as they are), and removes the folder.
+// gnuplot draws into that folder, and only a complete PNG (png_check.hpp) is copied beside the
+// figure into a temporary this process alone created (O_EXCL, never a planted file or link)
+// and renamed into place (ag::write_file_atomically): the file under the final name is always
+// whole, on a full disk too.
+//
+// Destinations: the PNG path must be missing or a regular file. A folder, a pipe (FIFO), a
+// device (/dev/null) or a symbolic link is refused with a one-line ag::Error before any work,
+// never replaced or written through (check_figure_destination; in a shared folder anyone could
+// have put them there). Bad input throws ag::Error before gnuplot runs; a missing gnuplot, a
+// gnuplot error or an incomplete PNG throws ag::Error naming the PNG and why.
+//
+// Signals: while gnuplot runs, SIGTERM, SIGINT and SIGHUP are caught (the program's own
+// handlers are put back afterwards). One that comes stops gnuplot, removes the temporary
+// folder, and is then passed on to the program's handler: by default the program ends, killed
+// by that signal, leaving no gnuplot and no temporary file behind.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -74,13 +86,19 @@ const std::string& gnuplot_path();
 /// True if the gnuplot program can be found.
 bool gnuplot_available();
 
+/// Fails (ag::Error prefixed by `op`) unless png_path can receive a figure: not empty, in an
+/// existing folder, and missing or a regular file (see the top of this file). The writers
+/// below call it first; a command that works long before it draws (pe eval --plot) calls it
+/// before that work.
+void check_figure_destination(const std::string& png_path, const char* op);
+
 /// Runs a gnuplot script that draws png_path, for figures the functions above do not draw.
 /// The script sets its terminal (pngcairo) but not its output: run_gnuplot points the output
-/// at a temporary file beside png_path, checks that gnuplot wrote a complete PNG there, and
-/// renames it into place. Throws ag::Error (prefixed by `op`) if the program is missing,
-/// gnuplot reports an error, or the PNG is incomplete (then no file is left under either
-/// name, and a figure already at png_path stays as it was). `program` is the gnuplot binary
-/// to run ("" means: not found).
+/// at a file in its private temporary folder, checks that gnuplot wrote a complete PNG there,
+/// and puts it in place with ag::write_file_atomically. Throws ag::Error (prefixed by `op`) if the
+/// program is missing, gnuplot reports an error, or the PNG is incomplete (then no file is left
+/// under either name, and a figure already at png_path stays as it was). `program` is the gnuplot
+/// binary to run ("" means: not found).
 void run_gnuplot(const std::string& script, const std::string& png_path,
                  const char* op = "run_gnuplot", const std::string& program = gnuplot_path());
 

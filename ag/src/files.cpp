@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <random>
 
 #include "ag/error.hpp"
 
@@ -21,7 +22,54 @@ struct Descriptor {
     if (fd >= 0) ::close(fd);
   }
 };
+
+// Why `path` cannot be the destination of a write, or "" when it can (missing, or a regular
+// file). lstat, not stat: the link itself is looked at, never what it points to.
+std::string destination_problem(const std::string& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0) return "";  // missing: a new file is made
+  if (S_ISREG(info.st_mode)) return "";
+  if (S_ISLNK(info.st_mode))
+    return "it is a symbolic link, and links are not written through (in a shared folder "
+           "anyone could have planted it); remove the link or name the file itself";
+  const char* kind = S_ISDIR(info.st_mode)    ? "a folder"
+                     : S_ISFIFO(info.st_mode) ? "a pipe (FIFO)"
+                     : S_ISCHR(info.st_mode)  ? "a character device"
+                     : S_ISBLK(info.st_mode)  ? "a block device"
+                     : S_ISSOCK(info.st_mode) ? "a socket"
+                                              : "something other than a file";
+  return std::string("it is ") + kind +
+         ", not a regular file, and only regular files are replaced; name a file instead";
+}
+
+// Six letters or digits, for a temporary's name when the plain one is taken. Random, so that
+// no one can take every name this process would try in advance.
+std::string random_word() {
+  static constexpr char kLetters[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  std::random_device source;
+  std::string word(6, 'a');
+  for (char& c : word) c = kLetters[source() % (sizeof kLetters - 1)];
+  return word;
+}
+
+// Creates the temporary beside `path` that this process alone will write: O_EXCL fails on any
+// name that exists, a link included (O_NOFOLLOW says so twice), so nothing planted there is
+// followed or truncated. Returns the descriptor (-1 with errno set) and the name in `name`.
+int create_temporary(const std::string& path, std::string& name) {
+  const std::string tail = ".tmp." + std::to_string(::getpid());
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    name = attempt == 0 ? path + tail : path + "." + random_word() + tail;
+    const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  return -1;  // errno is EEXIST: every name tried was taken
+}
 }  // namespace
+
+void check_destination(const std::string& path, const char* op) {
+  const std::string problem = destination_problem(path);
+  if (!problem.empty()) throw Error(std::string(op) + ": cannot write '" + path + "': " + problem);
+}
 
 std::string read_file(const std::string& path, std::uint64_t max_bytes, const std::string& what) {
   struct stat info {};
@@ -51,13 +99,14 @@ std::string read_file(const std::string& path, std::uint64_t max_bytes, const st
 }
 
 // [atomic-write]
-void write_file_atomically(const std::string& path, const std::string& bytes) {
-  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  Descriptor file{::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
-  check(file.fd >= 0, "write_file", "cannot write '", path, "': ", reason());
+void write_file_atomically(const std::string& path, const std::string& bytes, const char* op) {
+  check_destination(path, op);
+  std::string temporary;
+  Descriptor file{create_temporary(path, temporary)};
+  if (file.fd < 0) throw Error(std::string(op) + ": cannot write '" + path + "': " + reason());
   auto fail = [&](const std::string& why) {
     ::unlink(temporary.c_str());
-    throw Error("write_file: writing '" + path + "' failed: " + why);
+    throw Error(std::string(op) + ": writing '" + path + "' failed: " + why);
   };
   std::size_t done = 0;
   while (done < bytes.size()) {
@@ -72,6 +121,9 @@ void write_file_atomically(const std::string& path, const std::string& bytes) {
   const int fd = file.fd;
   file.fd = -1;
   if (::close(fd) != 0) fail(reason());
+  // rename replaces whatever holds the name: a device or a link put there while the bytes were
+  // written is refused now rather than replaced.
+  if (const std::string problem = destination_problem(path); !problem.empty()) fail(problem);
   if (::rename(temporary.c_str(), path.c_str()) != 0) fail(reason());
 }
 // [atomic-write]

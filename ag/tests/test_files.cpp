@@ -3,8 +3,11 @@
 // machine's memory; and a write never leaves half a file under the final name.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>  // makedev
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -103,4 +106,80 @@ TEST(Files, AWriteIntoAMissingFolderIsAnErrorNamingTheFile) {
   const std::string message =
       error_of([] { write_file_atomically("/nonexistent/dir/run.json", "{}"); });
   EXPECT_NE(message.find("/nonexistent/dir/run.json"), std::string::npos) << message;
+}
+
+// --- destinations in a shared folder: nothing but a regular file is replaced, no link is
+// followed, and nothing planted under a temporary's name is touched ---------------------
+
+namespace {
+// An empty folder for one test.
+fs::path fresh_folder(const std::string& name) {
+  const fs::path folder = fs::path(temp_path(name));
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  return folder;
+}
+
+std::string contents(const fs::path& path) { return read_file(path.string(), 1 << 20, "a file"); }
+}  // namespace
+
+TEST(Files, AnAtomicWriteRefusesAPipeAndLeavesItAPipe) {
+  const fs::path folder = fresh_folder("dest_fifo");
+  const fs::path fifo = folder / "out.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string message = error_of([&] { write_file_atomically(fifo.string(), "{}"); });
+  EXPECT_NE(message.find("pipe"), std::string::npos) << message;
+  EXPECT_NE(message.find(fifo.string()), std::string::npos) << message;
+  EXPECT_TRUE(fs::is_fifo(fs::symlink_status(fifo)));
+  EXPECT_EQ(std::distance(fs::directory_iterator(folder), fs::directory_iterator()), 1);
+}
+
+TEST(Files, AnAtomicWriteRefusesADeviceAndLeavesItADevice) {
+  // Root makes its own null device in the test's folder (a regression would otherwise replace
+  // the system's /dev/null); anyone else cannot replace /dev/null, and the message tells
+  // whether the check refused it or the write merely failed.
+  const fs::path folder = fresh_folder("dest_device");
+  fs::path device = "/dev/null";
+  if (::geteuid() == 0) {
+    device = folder / "mynull";
+    if (::mknod(device.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0)
+      GTEST_SKIP() << "root cannot make a device node here: " << std::strerror(errno);
+  }
+  const std::string message = error_of([&] { write_file_atomically(device.string(), "x"); });
+  EXPECT_NE(message.find("character device"), std::string::npos) << message;
+  EXPECT_TRUE(fs::is_character_file(fs::symlink_status(device))) << device;
+}
+
+TEST(Files, AnAtomicWriteRefusesASymbolicLinkAndLeavesItsTargetAlone) {
+  const fs::path folder = fresh_folder("dest_link");
+  write_file_atomically((folder / "victim").string(), "precious");
+  fs::create_symlink(folder / "victim", folder / "out.json");
+  const std::string message =
+      error_of([&] { write_file_atomically((folder / "out.json").string(), "new"); });
+  EXPECT_NE(message.find("symbolic link"), std::string::npos) << message;
+  EXPECT_TRUE(fs::is_symlink(folder / "out.json"));
+  EXPECT_EQ(contents(folder / "victim"), "precious");
+  // a folder is refused by name too (it used to fail only at the rename)
+  EXPECT_NE(error_of([&] { write_file_atomically(folder.string(), "x"); }).find("a folder"),
+            std::string::npos);
+}
+
+TEST(Files, ALinkPlantedUnderTheTemporaryNameIsNeitherFollowedNorRemoved) {
+  const fs::path folder = fresh_folder("planted_temporary");
+  const fs::path out = folder / "run.json";
+  write_file_atomically((folder / "victim").string(), "precious");
+  const fs::path planted = out.string() + ".tmp." + std::to_string(::getpid());
+  fs::create_symlink(folder / "victim", planted);
+  write_file_atomically(out.string(), "new contents");
+  EXPECT_EQ(contents(out), "new contents");
+  EXPECT_EQ(contents(folder / "victim"), "precious");
+  EXPECT_TRUE(fs::is_symlink(planted)) << "not this process's file: it stays";
+  // the temporary took another name ending in ".tmp.<pid>", and is gone
+  EXPECT_EQ(std::distance(fs::directory_iterator(folder), fs::directory_iterator()), 3);
+  // a regular file someone left there is not truncated either
+  fs::remove(planted);
+  write_file_atomically(planted.string(), "someone else's");
+  write_file_atomically(out.string(), "newer");
+  EXPECT_EQ(contents(out), "newer");
+  EXPECT_EQ(contents(planted), "someone else's");
 }

@@ -4,14 +4,22 @@
 #include <gtest/gtest.h>
 #include <stb_image.h>
 #include <stdlib.h>  // setenv, unsetenv
+#include <sys/stat.h>
+#include <sys/sysmacros.h>  // makedev
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <initializer_list>
+#include <iterator>
 #include <memory>
 #include <set>
 #include <string>
@@ -332,4 +340,128 @@ TEST(Figures, HeatmapSlicePicksOneMatrix) {
   EXPECT_EQ(panel.values, (std::vector<double>{20, 21, 22, 23}));
   expect_error([&] { heatmap_slice(t, {1}); }, {"heatmap_slice", "2 leading indices, got 1"});
   expect_error([&] { heatmap_slice(t, {1, 3}); }, {"heatmap_slice", "index 3", "axis 1"});
+}
+
+// --- destinations in a shared folder and signals ----------------------------------------
+
+namespace {
+
+fs::path fresh_folder(const std::string& name) {
+  const fs::path folder = fs::path(::testing::TempDir()) / ("figures_" + name);
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  return folder;
+}
+
+std::string text_of(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A stand-in for gnuplot that writes 100 KB into the output its `-e 'set output ...'` names,
+// writes its process id to `pid_file` (once that output exists) and then sleeps for a minute
+// as the same process: a figure caught mid-drawing.
+fs::path slow_gnuplot(const fs::path& folder, const fs::path& pid_file) {
+  const fs::path program = folder / "gnuplot";
+  std::ofstream(program) << "#!/bin/sh\n"
+                         << "out=${2#set output \\'}\nout=${out%\\'}\n"
+                         << "head -c 100000 /dev/zero > \"$out\"\n"
+                         << "echo $$ > '" << pid_file.string() << ".part'\n"
+                         << "mv '" << pid_file.string() << ".part' '" << pid_file.string() << "'\n"
+                         << "exec sleep 60\n";
+  fs::permissions(program, fs::perms::owner_all);
+  return program;
+}
+
+// The process id in `pid_file` once it appears (within 20 s), or -1.
+pid_t wait_for_pid_file(const fs::path& pid_file) {
+  for (int i = 0; i < 2000; ++i) {
+    std::error_code error;
+    if (fs::exists(pid_file, error)) return static_cast<pid_t>(std::stol(text_of(pid_file)));
+    ::usleep(10000);
+  }
+  return -1;
+}
+
+}  // namespace
+
+TEST(Figures, APipeADeviceALinkOrAFolderIsRefusedBeforeDrawingAndKept) {
+  const fs::path folder = fresh_folder("destinations");
+  const Heatmap panel = shift_attention(8, 0.5, "p");
+  const fs::path fifo = folder / "fifo.png";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // no gnuplot needed: the refusal comes first, and a program that cannot run proves it
+  expect_error([&] { write_heatmaps(fifo.string(), {panel}, "t"); },
+               {"write_heatmaps", fifo.string(), "pipe"});
+  expect_error([&] { run_gnuplot("set output\n", fifo.string(), "eval", "/nonexistent/gnuplot"); },
+               {"eval", fifo.string(), "pipe"});
+  EXPECT_TRUE(fs::is_fifo(fs::symlink_status(fifo)));
+
+  std::ofstream(folder / "victim") << "precious";
+  fs::create_symlink(folder / "victim", folder / "link.png");
+  expect_error(
+      [&] {
+        write_line_plot((folder / "link.png").string(), {Series{"a", {0}, {1}}}, "", "", "");
+      },
+      {"write_line_plot", "symbolic link"});
+  EXPECT_TRUE(fs::is_symlink(folder / "link.png"));
+  EXPECT_EQ(text_of(folder / "victim"), "precious");
+
+  // Root makes its own null device here (a regression must not replace the system's);
+  // anyone else cannot replace /dev/null, and the message shows the check refused it.
+  fs::path device = "/dev/null";
+  if (::geteuid() == 0) {
+    device = folder / "mynull";
+    ASSERT_EQ(::mknod(device.c_str(), S_IFCHR | 0666, makedev(1, 3)), 0) << std::strerror(errno);
+  }
+  expect_error([&] { write_heatmaps(device.string(), {panel}, "t"); },
+               {"write_heatmaps", device.string(), "character device"});
+  EXPECT_TRUE(fs::is_character_file(fs::symlink_status(device)));
+}
+
+TEST(Figures, ALinkPlantedUnderTheTemporaryNameIsNotFollowed) {
+  SKIP_WITHOUT_GNUPLOT();
+  const fs::path folder = fresh_folder("planted");
+  const fs::path png = folder / "curve.png";
+  std::ofstream(folder / "victim") << "precious";
+  const fs::path planted = png.string() + ".tmp." + std::to_string(::getpid());
+  fs::create_symlink(folder / "victim", planted);
+  write_line_plot(png.string(), {Series{"a", {0, 1}, {1, 2}}}, "t", "x", "y");
+  expect_png(png.string(), 800, 500, 0.01);
+  EXPECT_EQ(text_of(folder / "victim"), "precious");
+  EXPECT_TRUE(fs::is_symlink(planted));
+}
+
+TEST(Figures, ASignalWhileGnuplotDrawsStopsItAndLeavesNothingBehind) {
+  const fs::path folder = fresh_folder("signal");
+  const fs::path temporaries = folder / "tmp", out = folder / "out";
+  fs::create_directories(temporaries);
+  fs::create_directories(out);
+  const fs::path pid_file = folder / "gnuplot.pid";
+  const fs::path program = slow_gnuplot(folder, pid_file);
+  const fs::path png = out / "figure.png";
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // a program drawing a figure, with its own temporary folder
+    ::setenv("TMPDIR", temporaries.c_str(), 1);
+    try {
+      run_gnuplot("set terminal pngcairo\n", png.string(), "test", program.string());
+    } catch (...) {
+    }
+    ::_exit(3);  // reached only if the signal did not end it
+  }
+  const pid_t gnuplot = wait_for_pid_file(pid_file);
+  ASSERT_GT(gnuplot, 0) << "the stand-in gnuplot never started";
+  EXPECT_FALSE(fs::is_empty(temporaries)) << "it draws in the private folder";
+  ASSERT_EQ(::kill(child, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM)
+      << "the program must end as killed by SIGTERM; status " << status;
+  errno = 0;
+  EXPECT_EQ(::kill(gnuplot, 0), -1) << "gnuplot (pid " << gnuplot << ") is still running";
+  EXPECT_EQ(errno, ESRCH);
+  if (errno != ESRCH) ::kill(gnuplot, SIGKILL);
+  EXPECT_TRUE(fs::is_empty(temporaries)) << "the private temporary folder is left";
+  EXPECT_TRUE(fs::is_empty(out)) << "a figure or a temporary is left beside it";
 }
