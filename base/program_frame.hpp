@@ -5,11 +5,11 @@
 // keeps a failed write's error in stdout's flag, and nobody looked at it.
 //
 //   0  done
-//   1  the work failed: a missing or damaged file, a full disk, memory, training diverging,
+//   1  the work failed: a damaged or unreadable file, a full disk, memory, training diverging,
 //      standard output that cannot be written
-//   2  the command line is wrong: an unknown or repeated option, a bad value, an unknown
-//      encoding, task or option name, a configuration that cannot be trained as given
-//      (anything found before the work starts; pe::UsageError)
+//   2  the command line is wrong: an unknown or repeated option, a bad value, a file named
+//      on it that does not exist, an unknown encoding, task or option name, a configuration
+//      that cannot be trained as given (anything found before the work starts; UsageError)
 //
 // Header only, like command_line.hpp, so that chapter 0 can use it with the framework alone.
 #pragma once
@@ -82,16 +82,13 @@ inline std::string stdout_failure() {
 
 /// Whether `reason` is a reader that went away (`pe inspect ... | head -1` where SIGPIPE is
 /// ignored): the program stops quietly, as SIGPIPE would have stopped it.
-inline bool reader_went_away(const std::string& reason) {
-  return reason == std::strerror(EPIPE);
-}
+inline bool reader_went_away(const std::string& reason) { return reason == std::strerror(EPIPE); }
 
 /// Writes `text` to standard output at once (for a command's one large result, such as pe
 /// inspect's JSON), keeping the reason when the write fails, for the frame's message.
 inline void write_stdout(const std::string& text) {
   std::cout.flush();
-  if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() ||
-      std::fflush(stdout) != 0) {
+  if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
     const int reason = errno != 0 ? errno : EIO;
     int none = 0;
     hidden_stdout_error().compare_exchange_strong(none, reason);
@@ -126,8 +123,7 @@ int run_program(const std::string& program, Body&& body, Doing&& doing,
     std::cerr << program << ": " << e.what() << "\n";
     status = kExitUsage;
   } catch (const std::bad_alloc&) {
-    std::cerr << program << ": ran out of memory while " << doing() << "; " << memory_help
-              << "\n";
+    std::cerr << program << ": ran out of memory while " << doing() << "; " << memory_help << "\n";
     status = kExitWorkFailed;
   } catch (const std::exception& e) {
     const std::string message = e.what();
@@ -146,8 +142,7 @@ int run_program(const std::string& program, Body&& body, Doing&& doing,
 /// run_program for a program that has a single thing to do (`doing`, "running the
 /// experiment"), with the general advice on memory.
 template <class Body>
-int run_program(const std::string& program, Body&& body,
-                const std::string& doing = "running") {
+int run_program(const std::string& program, Body&& body, const std::string& doing = "running") {
   return run_program(
       program, std::forward<Body>(body), [doing] { return doing; },
       "close other programs, or ask for less work (fewer or shorter runs)");

@@ -96,8 +96,8 @@ TEST(CliExitCodes, ALinkThatLeadsNowhereIsNamedSo) {
   fs::create_symlink(dir + "/missing.agt", dir + "/dangling.agt");
   for (const std::string name : {"loop.agt", "dangling.agt"}) {
     const Outcome o = run("eval " + dir + "/" + name);
-    expect_one_line_error(o, "'" + dir + "/" + name +
-                                 "' is a link that leads nowhere (a loop or a missing target)");
+    expect_one_line_error(
+        o, "'" + dir + "/" + name + "' is a link that leads nowhere (a loop or a missing target)");
     EXPECT_EQ(o.exit_code, 2) << o.output;
   }
   expect_one_line_error(run("eval " + dir), "is a folder, not a file");
@@ -137,4 +137,20 @@ TEST(CliExitCodes, ThreadCountThatIsNoNumberGetsOneCoherentNote) {
   if (warning < note)  // libgomp's own line came first: the note must say it is the same
     EXPECT_NE(o.output.find("warning above", note), std::string::npos) << o.output;
   EXPECT_NE(o.output.find("every core is used"), std::string::npos) << o.output;
+}
+
+// Memory that runs out despite the estimate (here: an address-space limit far below the
+// machine's memory) was "pe: std::bad_alloc"; it is one line that says what pe was doing and
+// what to change, exit status 1.
+TEST(CliExitCodes, RunningOutOfMemoryIsOneLineThatSaysWhatToDo) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit allows";
+#endif
+  const Outcome o = run_program("ulimit -v 600000 && " + std::string(PE_BINARY),
+                                "inspect learned --length 20000 --dim 4096 --heads 1");
+  expect_one_line_error(o,
+                        "pe: ran out of memory while computing the encoding's quantities "
+                        "(pe inspect); give a shorter --length");
+  EXPECT_NE(o.output.find("PE_MEMORY_LIMIT_BYTES"), std::string::npos) << o.output;
+  EXPECT_EQ(o.exit_code, 1) << o.output;
 }

@@ -74,10 +74,10 @@ TEST(CliStdout, EveryPeCommandFailsOnAFullDisk) {
   const std::string dir = pe_test::fresh_dir("pe_cli_stdout");
   const Outcome trained = run(kTinyTrain + " --out " + dir + "/run");
   ASSERT_EQ(trained.exit_code, 0) << trained.output;
-  const Outcome chars = run(
-      "train --task charlm --width 16 --ffn 32 --length 8 --batch 4 --steps 2 --warmup 1 "
-      "--eval-every 2 --eval-sequences 8 --quiet --no-figures --out " +
-      dir + "/char");
+  const Outcome chars =
+      run("train --task charlm --width 16 --ffn 32 --length 8 --batch 4 --steps 2 --warmup 1 "
+          "--eval-every 2 --eval-sequences 8 --quiet --no-figures --out " +
+          dir + "/char");
   ASSERT_EQ(chars.exit_code, 0) << chars.output;
   const std::string checkpoint = dir + "/run/checkpoint.agt";
   const std::vector<std::string> commands = {
@@ -109,9 +109,8 @@ TEST(CliStdout, EveryChapterProgramFailsOnAFullDisk) {
     expect_write_failure(run_into_full_disk(program, "--help"), name, name + " --help");
   }
   const std::string dir = pe_test::fresh_dir("pe_cli_stdout_chapters");
-  expect_write_failure(
-      run_into_full_disk(CH00_BINARY, "--steps 2 --out " + dir + "/ch00"), "ch00_experiment",
-      "ch00_experiment --steps 2");
+  expect_write_failure(run_into_full_disk(CH00_BINARY, "--steps 2 --out " + dir + "/ch00"),
+                       "ch00_experiment", "ch00_experiment --steps 2");
   expect_write_failure(
       run_into_full_disk(CH01_BINARY, "--trials 1 --summary " + dir + "/ch01/summary.json"),
       "ch01_experiment", "ch01_experiment --trials 1");
