@@ -40,7 +40,7 @@ TEST(CliExitCodes, CommandLineMistakesAreTwo) {
   const std::string dir = pe_test::fresh_dir("pe_cli_exit_codes"), out = " --out " + dir + "/run";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"nosuch", "pe: unknown command 'nosuch'"},
-      {kTinyTrain + " --steps 5 --steps 6" + out, "--steps was given 2 times; give it once"},
+      {kTinyTrain + " --layers 1 --layers 2" + out, "--layers was given 2 times; give it once"},
       {kTinyTrain + " -e nosuch" + out, "unknown encoding 'nosuch'"},
       {kTinyTrain + " -t nosuch" + out, "unknown task 'nosuch'"},
       {kTinyTrain + " -e rope -o nosuch=1" + out, "nosuch"},
@@ -49,7 +49,7 @@ TEST(CliExitCodes, CommandLineMistakesAreTwo) {
       {kTinyTrain + " --task-option k=1 --task-option k=2" + out,
        "pe: --task-option k was given twice ('1', then '2'); give it once"},
       {kTinyTrain + " -o novalue" + out, "--option expects key=value, got 'novalue'"},
-      {kTinyTrain + " --width 30 --heads 4" + out, "width 30"},
+      {kTinyTrain + " --heads 3" + out, "width 16"},
       {"train --quiet --resume " + dir + "/nowhere.agt", "nowhere.agt"},
       {"inspect nosuch", "unknown encoding 'nosuch'"},
       {"inspect rope --dim 4 -o base=2 -o base=3", "--option base was given twice"},
