@@ -59,8 +59,17 @@ inline void prepare_threads([[maybe_unused]] char** argv) {
       capped = int(cores);
       changed = true;
     } else if (error != std::errc() || end != first.data() + first.size() || threads == 0) {
-      std::cerr << "note: OMP_NUM_THREADS='" << value
-                << "' is not a positive whole number; ignored\n";
+      // libgomp reads OMP_NUM_THREADS when it is loaded, before main, and has already said
+      // "Invalid value for environment variable OMP_NUM_THREADS" for most such values: no
+      // code of a program runs before a library it links, so this note names that line as
+      // its own subject, and the program started again below runs without the value.
+      std::cerr << "note: OMP_NUM_THREADS='" << value << "' is not a positive whole number"
+#ifdef _OPENMP
+                << " (OpenMP's warning above, if it printed one, is about this value)"
+#endif
+                << "; it is ignored and every core is used: unset it or give a number such "
+                   "as OMP_NUM_THREADS="
+                << usable_cores() << "\n";
       unsetenv("OMP_NUM_THREADS");
       changed = true;
     }
@@ -87,9 +96,9 @@ inline std::string plain_error(const std::string& message) {
 
 /// Reads argv into the options declared on `app` (and runs the callbacks of the subcommands
 /// it names). First prepares OpenMP's threads (prepare_threads). Returns the status to exit
-/// with at once: 0 after --help, 2 after a mistake
-/// (said in one line that names the program); nothing when the program should go on.
-/// Exceptions thrown by callbacks pass through.
+/// with at once: 0 after --help, 2 (kExitUsage, program_frame.hpp) after a mistake (said in
+/// one line that names the program); nothing when the program should go on.
+/// Exceptions thrown by callbacks pass through, to the program's frame (run_program).
 inline std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
   prepare_threads(argv);
   try {

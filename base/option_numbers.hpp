@@ -35,8 +35,10 @@ CLI::Validator whole_number(T low, T high = std::numeric_limits<T>::max()) {
 }
 
 /// A finite number from `low` to `high` (`low` itself refused when low_excluded: a learning
-/// rate must be above 0). "inf", "nan", "1e999", "", " 1" and trailing text are refused.
-/// ag::parse_double, not from_chars: libc++ before 17 has no from_chars for double.
+/// rate must be above 0); an infinite bound is no bound (real_number(-INFINITY): any finite
+/// number, "expected a finite number, got 'nan'"). "inf", "nan", "1e999", "", " 1" and trailing
+/// text are refused. ag::parse_double, not from_chars: libc++ before 17 has no from_chars for
+/// double.
 inline CLI::Validator real_number(double low, double high = INFINITY, bool low_excluded = false) {
   auto shown = [](double v) {
     std::string s = std::to_string(v);  // "0.000000": trim the zeros
@@ -44,9 +46,14 @@ inline CLI::Validator real_number(double low, double high = INFINITY, bool low_e
     if (!s.empty() && s.back() == '.') s.pop_back();
     return s;
   };
-  std::string range = std::string(low_excluded ? "above " : "of at least ") + shown(low);
-  if (std::isfinite(high))
-    range = "from " + shown(low) + (low_excluded ? " (excluded)" : "") + " to " + shown(high);
+  // Only the bounds that exist: "-inf" is no bound a reader needs to be told about.
+  std::string range;
+  if (std::isfinite(low) && std::isfinite(high))
+    range = " from " + shown(low) + (low_excluded ? " (excluded)" : "") + " to " + shown(high);
+  else if (std::isfinite(low))
+    range = std::string(low_excluded ? " above " : " of at least ") + shown(low);
+  else if (std::isfinite(high))
+    range = " of at most " + shown(high);
   return CLI::Validator(
       [low, high, low_excluded, range](std::string& text) -> std::string {
         double value = NAN;
@@ -54,9 +61,9 @@ inline CLI::Validator real_number(double low, double high = INFINITY, bool low_e
         if (whole && std::isfinite(value) && (low_excluded ? value > low : value >= low) &&
             value <= high)
           return "";
-        return "expected a finite number " + range + ", got '" + text + "'";
+        return "expected a finite number" + range + ", got '" + text + "'";
       },
-      "NUMBER " + range);
+      "NUMBER" + range);
 }
 
 /// A value that must not be empty: `--out ""` is a mistake, not "the default folder".

@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <iostream>
 
 #include "ag/error.hpp"
+#include "base/program_frame.hpp"
 
 namespace pe {
 
@@ -27,7 +29,11 @@ StdoutCapture::StdoutCapture() {
       text_.append(buffer, std::size_t(n));
       for (ssize_t done = 0; done < n;) {  // pass it on to the real stdout
         const ssize_t w = ::write(saved_, buffer + done, std::size_t(n - done));
-        if (w <= 0) break;
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {  // a full disk: the program's frame says so at its end (program_frame)
+          if (hidden_stdout_error() == 0) hidden_stdout_error() = w < 0 ? errno : EIO;
+          break;
+        }
         done += w;
       }
     }

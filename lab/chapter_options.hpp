@@ -13,13 +13,13 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
-#include <limits>
 #include <optional>
 #include <string>
 
 #include "ag/files.hpp"
 #include "base/command_line.hpp"
 #include "base/folder_lock.hpp"
+#include "base/program_frame.hpp"
 #include "lab/chapter_registry.hpp"
 #include "lab/run.hpp"
 #include "lab/summary.hpp"
@@ -52,9 +52,11 @@ struct ChapterOptions {
   RunListOptions run_list(int jobs = 1) const { return {!retrain, jobs, overwrite}; }
 };
 
-/// The largest --seed of a chapter's experiment: chapters derive the seeds of their other runs
-/// and held-out sets by adding to it (seed + 1000), which must not wrap around.
-inline constexpr std::uint64_t kLargestChapterSeed = std::numeric_limits<std::int64_t>::max();
+/// Every --seed of the book's programs, pe's and chapters 0 to 12's alike: 0 to 2^64 - 1.
+/// Chapters derive the seeds of their other runs and held-out sets by adding to it (seed + s,
+/// seed + 1000, seed + 2000), in std::uint64_t: near 2^64 the sums wrap around, which is
+/// defined and harmless, since different offsets still give different seeds (modulo 2^64).
+inline const CLI::Validator kSeedRange = whole_number<std::uint64_t>(0);
 
 /// Reads the experiment's command line: the four options, with the values in `options` as
 /// their defaults, and --help with `description`. Returns the status to exit with at once
@@ -68,7 +70,7 @@ inline std::optional<int> parse_chapter_options(int argc, char** argv, const std
                     ->check(whole_number<std::int64_t>(1, limits::steps.high));
   app.add_option("--seed", options.seed, "random seed of each run (weights and data)")
       ->capture_default_str()
-      ->check(whole_number<std::uint64_t>(1, kLargestChapterSeed));
+      ->check(kSeedRange);
   auto* out = app.add_option("--out", options.out, "folder for the runs and figures")
                   ->capture_default_str()
                   ->check(not_empty("a folder"));
@@ -97,9 +99,13 @@ inline void check_output_file(const std::string& path, const char* what) {
   namespace fs = std::filesystem;
   std::error_code error;
   const fs::path folder = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : ".";
-  ag::check(fs::is_directory(folder, error), what, "cannot write '", path, "': folder '",
-            folder.string(), "' does not exist");
-  ag::check(!fs::is_directory(path, error), what, "cannot write '", path, "': it is a folder");
+  // A missing folder or a folder's name is the command line's mistake (exit status 2); a
+  // folder that refuses the file below is the disk's (1).
+  if (!fs::is_directory(folder, error))
+    throw UsageError(ag::detail::concat(what, ": cannot write '", path, "': folder '",
+                                        folder.string(), "' does not exist"));
+  if (fs::is_directory(path, error))
+    throw UsageError(ag::detail::concat(what, ": cannot write '", path, "': it is a folder"));
   std::string probe = (folder / ".write-test-XXXXXX").string();
   const int fd = ::mkstemp(probe.data());
   ag::check(fd >= 0, what, "cannot write '", path, "': ", std::strerror(errno));
@@ -112,48 +118,49 @@ inline void check_output_file(const std::string& path, const char* what) {
 /// path, makes the output folder and holds its lock (folder_lock.hpp: a second program on
 /// the same folder is refused at once), runs `experiment` while copying what it prints into
 /// its summary (summary.hpp), writes the summary, and turns any error into one line on stderr
-/// and exit status 1.
+/// and the exit status of program_frame.hpp (run_program: 2 for the command line's mistakes, 1
+/// when the work failed, standard output included).
 inline int run_chapter_experiment(int argc, char** argv, const std::string& program,
                                   const std::string& description, ChapterOptions defaults,
                                   const std::function<void(const ChapterOptions&)>& experiment) {
-  ChapterOptions options = std::move(defaults);
-  if (auto status = parse_chapter_options(argc, argv, program, description, options))
-    return *status;
-  try {
-    source_commit();  // read now, as the experiment starts (run.hpp)
-    register_chapter_encodings();
-    const std::string path =
-        options.summary.empty() ? options.out + "/summary.json" : options.summary;
-    // A summary straight in the output folder needs only the folder the lock makes below.
-    const auto as_folder = [](const std::filesystem::path& p) {
-      return (p / "").lexically_normal();
-    };
-    if (!options.summary.empty() &&
-        as_folder(std::filesystem::path(path).parent_path()) != as_folder(options.out))
-      check_output_file(path, "--summary");
-    FolderLock lock(options.out, "");  // the error gets the program's name below
-    try {
-      nlohmann::json& summary = experiment_summary();
-      summary["experiment"] = program;
-      summary["steps"] = options.steps;
-      summary["seed"] = options.seed;
-      summary["versions"] = build_versions();
-      {
-        StdoutCapture capture;
-        experiment(options);
-        summary["output"] = split_lines(capture.finish());
-      }
-      ag::write_file_atomically(path, summary.dump(1) + "\n");
-    } catch (...) {
-      lock.abandon();
-      throw;
-    }
-    std::cerr << "summary of the quoted results in " << path << "\n";
-  } catch (const std::exception& e) {
-    std::cerr << program << ": " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+  return run_program(
+      program,
+      [&] {
+        ChapterOptions options = std::move(defaults);
+        if (auto status = parse_chapter_options(argc, argv, program, description, options))
+          return *status;
+        source_commit();  // read now, as the experiment starts (run.hpp)
+        register_chapter_encodings();
+        const std::string path =
+            options.summary.empty() ? options.out + "/summary.json" : options.summary;
+        // A summary straight in the output folder needs only the folder the lock makes below.
+        const auto as_folder = [](const std::filesystem::path& p) {
+          return (p / "").lexically_normal();
+        };
+        if (!options.summary.empty() &&
+            as_folder(std::filesystem::path(path).parent_path()) != as_folder(options.out))
+          check_output_file(path, "--summary");
+        FolderLock lock(options.out, "");  // the error gets the program's name below
+        try {
+          nlohmann::json& summary = experiment_summary();
+          summary["experiment"] = program;
+          summary["steps"] = options.steps;
+          summary["seed"] = options.seed;
+          summary["versions"] = build_versions();
+          {
+            StdoutCapture capture;
+            experiment(options);
+            summary["output"] = split_lines(capture.finish());
+          }
+          ag::write_file_atomically(path, summary.dump(1) + "\n");
+        } catch (...) {
+          lock.abandon();
+          throw;
+        }
+        std::cerr << "summary of the quoted results in " << path << "\n";
+        return int(kExitDone);
+      },
+      "running the experiment (" + program + ")");
 }
 
 }  // namespace pe

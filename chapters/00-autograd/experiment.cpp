@@ -24,6 +24,7 @@
 #include "base/build_record.hpp"
 #include "base/command_line.hpp"
 #include "base/folder_lock.hpp"
+#include "base/program_frame.hpp"
 #include "base/stdout_capture.hpp"
 #include "chapters/00-autograd/mlp.hpp"
 #include "chapters/00-autograd/spirals.hpp"
@@ -64,7 +65,8 @@ void print_difference_errors(nlohmann::json& summary) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// The experiment itself; main runs it in the book's frame (base/program_frame.hpp).
+static int experiment_main(int argc, char** argv) {
   Options options;
   CLI::App app{"Chapter 0: the autograd library trains a small MLP to separate two spirals.",
                "ch00_experiment"};
@@ -82,58 +84,58 @@ int main(int argc, char** argv) {
                  "<out>/summary.json)")
       ->check(pe::not_empty("a file"));
   if (const auto status = pe::parse_command_line(app, argc, argv)) return *status;
-  try {
-    pe::source_commit();  // read as the run starts: the summary names the sources it ran
-    const pe::FolderLock lock(options.out, "");  // one writer: a second one is refused at once
-    const std::string csv_path = options.out + "/loss.csv";
-    std::ostringstream csv;  // written whole at the end (ag::write_file_atomically)
-    csv << "step,loss,accuracy\n";
-    nlohmann::json summary = {{"experiment", "ch00_experiment"},
-                              {"steps", options.steps},
-                              {"seed", options.seed},
-                              {"versions", pe::build_versions()}};
-    pe::StdoutCapture capture;  // what it prints goes to the summary too
+  pe::source_commit();  // read as the run starts: the summary names the sources it ran
+  const pe::FolderLock lock(options.out, "");  // one writer: a second one is refused at once
+  const std::string csv_path = options.out + "/loss.csv";
+  std::ostringstream csv;  // written whole at the end (ag::write_file_atomically)
+  csv << "step,loss,accuracy\n";
+  nlohmann::json summary = {{"experiment", "ch00_experiment"},
+                            {"steps", options.steps},
+                            {"seed", options.seed},
+                            {"versions", pe::build_versions()}};
+  pe::StdoutCapture capture;  // what it prints goes to the summary too
 
-    // Separate streams, so that changing the data never changes the initial weights.
-    const ag::Rng root(options.seed);
-    ag::Rng data_rng = root.fork(1), init_rng = root.fork(2);
-    const ch00::Dataset data = ch00::two_spirals(100, 0.02, data_rng);
-    ch00::MLP model({2, 16, 16, 2}, init_rng);
-    ag::Adam optimizer(model.parameters(), 0.02);
+  // Separate streams, so that changing the data never changes the initial weights.
+  const ag::Rng root(options.seed);
+  ag::Rng data_rng = root.fork(1), init_rng = root.fork(2);
+  const ch00::Dataset data = ch00::two_spirals(100, 0.02, data_rng);
+  ch00::MLP model({2, 16, 16, 2}, init_rng);
+  ag::Adam optimizer(model.parameters(), 0.02);
 
-    std::cout << "two spirals, " << data.y.values.size() << " points; MLP 2-16-16-2 (tanh), "
-              << model.parameter_count() << " parameters; Adam lr 0.02; seed " << options.seed
-              << "\n";
-    std::printf("%6s  %8s  %8s\n", "step", "loss", "accuracy");
-    const long every = std::max(1L, options.steps / 10);
-    // [training-loop]
-    for (long step = 0; step <= options.steps; ++step) {
-      const ag::Tensor logits = model.forward(data.x);
-      const ag::Tensor loss = ag::composite::cross_entropy(logits, data.y);
-      const double acc = ch00::accuracy(logits, data);
-      csv << step << "," << loss.item() << "," << acc << "\n";
-      if (step == 0) ag::write_dot(loss, options.out + "/graph.dot");
-      if (step % every == 0 || step == options.steps) {
-        std::printf("%6ld  %8.4f  %8.3f\n", step, loss.item(), acc);
-        summary["history"][std::to_string(step)] = {{"loss", loss.item()}, {"accuracy", acc}};
-      }
-      if (step == options.steps) break;  // the last line measures the trained model
-      optimizer.zero_grad();
-      loss.backward();
-      optimizer.step();
+  std::cout << "two spirals, " << data.y.values.size() << " points; MLP 2-16-16-2 (tanh), "
+            << model.parameter_count() << " parameters; Adam lr 0.02; seed " << options.seed
+            << "\n";
+  std::printf("%6s  %8s  %8s\n", "step", "loss", "accuracy");
+  const long every = std::max(1L, options.steps / 10);
+  // [training-loop]
+  for (long step = 0; step <= options.steps; ++step) {
+    const ag::Tensor logits = model.forward(data.x);
+    const ag::Tensor loss = ag::composite::cross_entropy(logits, data.y);
+    const double acc = ch00::accuracy(logits, data);
+    csv << step << "," << loss.item() << "," << acc << "\n";
+    if (step == 0) ag::write_dot(loss, options.out + "/graph.dot");
+    if (step % every == 0 || step == options.steps) {
+      std::printf("%6ld  %8.4f  %8.3f\n", step, loss.item(), acc);
+      summary["history"][std::to_string(step)] = {{"loss", loss.item()}, {"accuracy", acc}};
     }
-    // [training-loop]
-    ag::write_file_atomically(csv_path, csv.str());
-    print_difference_errors(summary);
-    const std::string summary_path =
-        options.summary.empty() ? options.out + "/summary.json" : options.summary;
-    std::cout << "\nwrote " << csv_path << " and " << options.out << "/graph.dot\n";
-    summary["output"] = pe::split_lines(capture.finish());
-    ag::write_file_atomically(summary_path, summary.dump(1) + "\n");
-    std::cerr << "summary of the quoted results in " << summary_path << "\n";
-  } catch (const std::exception& e) {
-    std::cerr << "ch00_experiment: " << e.what() << "\n";
-    return 1;
+    if (step == options.steps) break;  // the last line measures the trained model
+    optimizer.zero_grad();
+    loss.backward();
+    optimizer.step();
   }
+  // [training-loop]
+  ag::write_file_atomically(csv_path, csv.str());
+  print_difference_errors(summary);
+  const std::string summary_path =
+      options.summary.empty() ? options.out + "/summary.json" : options.summary;
+  std::cout << "\nwrote " << csv_path << " and " << options.out << "/graph.dot\n";
+  summary["output"] = pe::split_lines(capture.finish());
+  ag::write_file_atomically(summary_path, summary.dump(1) + "\n");
+  std::cerr << "summary of the quoted results in " << summary_path << "\n";
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return pe::run_program(
+      "ch00_experiment", [&] { return experiment_main(argc, argv); }, "training the spiral MLP");
 }

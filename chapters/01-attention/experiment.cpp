@@ -17,6 +17,7 @@
 #include "ag/files.hpp"
 #include "base/build_record.hpp"
 #include "base/command_line.hpp"
+#include "base/program_frame.hpp"
 #include "base/stdout_capture.hpp"
 #include "chapters/01-attention/decoder.hpp"
 #include "chapters/01-attention/permutation.hpp"
@@ -118,7 +119,8 @@ void run(const Options& options) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// The experiment itself; main runs it in the book's frame (base/program_frame.hpp).
+static int experiment_main(int argc, char** argv) {
   Options options;
   CLI::App app{
       "Chapter 1: without positions and without the causal mask, attention cannot tell "
@@ -135,11 +137,11 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(pe::not_empty("a file"));
   if (const auto status = pe::parse_command_line(app, argc, argv)) return *status;
-  try {
-    run(options);
-  } catch (const std::exception& e) {
-    std::cerr << "ch01_experiment: " << e.what() << "\n";
-    return 1;
-  }
+  run(options);
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return pe::run_program(
+      "ch01_experiment", [&] { return experiment_main(argc, argv); }, "comparing the sentences");
 }

@@ -33,6 +33,7 @@
 #include "ag/threads.hpp"
 #include "base/build_record.hpp"
 #include "base/command_line.hpp"
+#include "base/program_frame.hpp"
 #include "base/stdout_capture.hpp"
 #include "chapters/01-attention/decoder.hpp"
 #include "chapters/01-attention/encoding_registry.hpp"
@@ -118,7 +119,8 @@ double seconds_of(Generate&& generate) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// The program itself; main runs it in the book's frame (base/program_frame.hpp).
+static int program_main(int argc, char** argv) {
   std::vector<std::int64_t> lengths{256, 1024, 4096};
   std::vector<std::string> encodings{"rope", "alibi"};
   std::int64_t prompt_length = 16, uncached_max = 256;
@@ -243,4 +245,9 @@ int main(int argc, char** argv) {
     std::cerr << "summary in " << summary_path << "\n";
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return pe::run_program(
+      "bench_decode", [&] { return program_main(argc, argv); }, "measuring decoding");
 }

@@ -38,6 +38,7 @@
 #include "ag/kernels/gemm.hpp"
 #include "ag/threads.hpp"
 #include "base/build_record.hpp"
+#include "base/program_frame.hpp"
 #include "base/stdout_capture.hpp"
 #include "programs/bench/peak_fma.hpp"
 
@@ -220,7 +221,8 @@ std::string take_summary_option(int& argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// The program itself; main runs it in the book's frame (base/program_frame.hpp).
+static int program_main(int argc, char** argv) {
   // One thread everywhere: our gemm is single-threaded, so OpenBLAS must be as well.
   // The environment variables cover any pool created later; the calls cover the ones that
   // were already created when the libraries were loaded.
@@ -243,7 +245,7 @@ int main(int argc, char** argv) {
 
   const std::string summary_path = take_summary_option(argc, argv);
   benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return pe::kExitUsage;
   nlohmann::json summary = {
       {"program", "bench_matmul"},
       {"versions", pe::build_versions()},  // the commit, read as it starts
@@ -277,4 +279,9 @@ int main(int argc, char** argv) {
     std::cerr << "summary in " << summary_path << "\n";
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return pe::run_program(
+      "bench_matmul", [&] { return program_main(argc, argv); }, "measuring matmul");
 }

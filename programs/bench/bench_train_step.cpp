@@ -38,6 +38,7 @@
 #include "ag/threads.hpp"
 #include "base/build_record.hpp"
 #include "base/command_line.hpp"
+#include "base/program_frame.hpp"
 #include "base/stdout_capture.hpp"
 #include "chapters/01-attention/decoder.hpp"
 #include "programs/bench/peak_fma.hpp"
@@ -132,7 +133,8 @@ nlohmann::json profile_summary(const ag::profile::Report& report, int steps, dou
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// The program itself; main runs it in the book's frame (base/program_frame.hpp).
+static int program_main(int argc, char** argv) {
   int steps = 20;
   bool profile = false;
   std::string summary_path;
@@ -238,4 +240,9 @@ int main(int argc, char** argv) {
     std::cerr << "summary in " << summary_path << "\n";
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return pe::run_program(
+      "bench_train_step", [&] { return program_main(argc, argv); }, "measuring training steps");
 }

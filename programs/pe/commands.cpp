@@ -1,5 +1,6 @@
 #include "programs/pe/commands.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -8,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "base/command_line.hpp"
+#include "base/option_files.hpp"
+#include "base/program_frame.hpp"
 #include "lab/figures.hpp"
 #include "lab/inspect.hpp"
 #include "lab/memory.hpp"
@@ -31,8 +34,12 @@ std::map<std::string, std::string> parse_pairs(const std::vector<std::string>& p
   for (const auto& pair : pairs) {
     const auto eq = pair.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw ag::Error(std::string(flag) + " expects key=value, got '" + pair + "'");
-    out[pair.substr(0, eq)] = pair.substr(eq + 1);
+      throw UsageError(std::string(flag) + " expects key=value, got '" + pair + "'");
+    // A repeated key kept the last value silently, while a repeated --steps is refused.
+    const auto [at, added] = out.emplace(pair.substr(0, eq), pair.substr(eq + 1));
+    if (!added)
+      throw UsageError(std::string(flag) + " " + at->first + " was given twice ('" + at->second +
+                       "', then '" + pair.substr(eq + 1) + "'); give it once");
   }
   return out;
 }
@@ -113,7 +120,8 @@ TrainConfig finish_config(TrainFlags& f) {
   TrainConfig c = f.config;
   c.encoding_options = parse_pairs(f.encoding_options, "--option");
   c.task_options = parse_pairs(f.task_options, "--task-option");
-  c.validate();  // before anything is written
+  // Before anything is written; what it refuses is the command line's mistake (exit status 2).
+  as_usage_error([&] { check_trainable(c); });
   return c;
 }
 
@@ -170,13 +178,13 @@ void add_train_command(CLI::App& app) {
                                  "continue the run saved in this checkpoint (the configuration "
                                  "comes from it; --steps sets the new total)")
                      ->check(not_empty("a checkpoint file"))
-                     ->check(CLI::ExistingFile);
+                     ->check(existing_file());
   for (auto* option : from_checkpoint) resume->excludes(option);  // it would be ignored
   cmd->add_option("--init", flags->init,
                   "start from the weights of this checkpoint (a fine-tune: same model shape; "
                   "new optimiser, schedule and data)")
       ->check(not_empty("a checkpoint file"))
-      ->check(CLI::ExistingFile)
+      ->check(existing_file())
       ->excludes(resume);
   cmd->callback([flags, cmd] {
     TrainConfig config = finish_config(*flags);
@@ -184,8 +192,8 @@ void add_train_command(CLI::App& app) {
     if (!flags->resume.empty()) {
       options.resume_from = flags->resume;
       if (cmd->count("--steps")) options.total_steps = config.steps;
-      ag::check(!flags->out.empty(), "train",
-                "--resume needs --out (a folder for the continued run)");
+      if (flags->out.empty())
+        throw UsageError("train: --resume needs --out (a folder for the continued run)");
     }
     options.out_dir = flags->out.empty() ? "results/" + default_run_name(config) : flags->out;
     options.init_from = flags->init;
@@ -297,7 +305,7 @@ void add_eval_command(CLI::App& app) {
       ->check(not_empty("a PNG file"));
   cmd->add_option("checkpoint", flags->checkpoint, "checkpoint.agt written by pe train")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(existing_file());
   cmd->add_option("--lengths,-l", flags->lengths,
                   "comma-separated lengths (default: the training length)")
       ->delimiter(',')
@@ -325,12 +333,13 @@ void add_eval_command(CLI::App& app) {
         flags->sequences ? flags->sequences : trainer->config().eval_sequences;
     ag::check(sequences >= 1 && sequences <= 1000000, "eval",
               "--sequences must be from 1 to 1000000, got ", sequences);
-    for (auto length : lengths) {
-      ag::check(length >= trainer->task().min_length() && length <= 100000, "eval", "length ",
-                length, " is outside ", trainer->task().min_length(), " .. 100000");
-      trainer->task().check_length(length);
-      check_memory(trainer->config(), trainer->config().model.vocab, length);
-    }
+    for (auto length : lengths)
+      as_usage_error([&] {  // the lengths asked for, checked first
+        ag::check(length >= trainer->task().min_length() && length <= 100000, "eval", "length ",
+                  length, " is outside ", trainer->task().min_length(), " .. 100000");
+        trainer->task().check_length(length);
+        check_memory(trainer->config(), trainer->config().model.vocab, length);
+      });
     const auto results =
         evaluate_lengths(*trainer, lengths, sequences,
                          flags->contiguous ? EvalPositions::contiguous : EvalPositions::as_trained);
@@ -367,7 +376,7 @@ void add_heatmap_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("heatmap", "attention of a trained model on a held-out sequence");
   cmd->add_option("checkpoint", flags->checkpoint, "checkpoint.agt written by pe train")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(existing_file());
   cmd->add_option("--out", flags->out, "PNG file to write")
       ->required()
       ->check(not_empty("a PNG file"));
@@ -437,9 +446,11 @@ void add_inspect_command(CLI::App& app) {
   cmd->callback([flags, cmd] {
 #if PE_HAS_CHAPTER_11
     if (!flags->hf_config.empty()) {
-      ag::check(flags->request.encoding == "rope", "inspect",
-                "--hf-config explains a model's rotations: it goes with `pe inspect rope`, not '",
-                flags->request.encoding, "'");
+      if (flags->request.encoding != "rope")
+        throw UsageError(ag::detail::concat(
+            "inspect: ",
+            "--hf-config explains a model's rotations: it goes with `pe inspect rope`, not '",
+            flags->request.encoding, "'"));
       const HfModelRope model = read_hf_config_file(flags->hf_config);
       const std::int64_t length = cmd->count("--length") ? flags->request.length : 0;
       if (flags->json)
@@ -452,7 +463,9 @@ void add_inspect_command(CLI::App& app) {
     (void)cmd;
 #endif
     flags->request.options = parse_pairs(flags->options, "--option");
-    std::cout << inspect_encoding(flags->request).dump() << "\n";
+    // Nothing but the command line goes into it: what it refuses is a usage error.
+    const auto quantities = as_usage_error([&] { return inspect_encoding(flags->request); });
+    write_stdout(quantities.dump() + "\n");
   });
 }
 
@@ -523,6 +536,25 @@ void add_table_command(CLI::App& app) {
 #endif
   cmd->callback([flags, part] {
     flags->part = table_part_from(*part);
+    as_usage_error([&] {  // names the table cannot train, refused before any run starts
+      const auto known = registered_encodings();
+      for (const auto& name : flags->encodings)
+        ag::check(std::any_of(known.begin(), known.end(),
+                              [&](const auto& entry) { return entry.name == name; }),
+                  "table", "unknown encoding '", name, "' (see pe list)");
+      const auto tasks = task_names();
+      for (const auto& name : flags->tasks)
+        ag::check(std::find(tasks.begin(), tasks.end(), name) != tasks.end(), "table",
+                  "unknown task '", name, "' (see pe list)");
+      const auto once = [](const auto& values, const char* flag) {
+        for (auto at = values.begin(); at != values.end(); ++at)
+          ag::check(std::find(values.begin(), at, *at) == at, "table", flag, " names ", *at,
+                    " twice: each row is trained once");
+      };
+      once(flags->encodings, "--encodings");
+      once(flags->tasks, "--tasks");
+      once(flags->layers, "--layers");
+    });
     run_table(*flags);
   });
 }

@@ -7,7 +7,8 @@
 
 namespace pe {
 
-/// "key=value" pairs from repeated flags such as --option; `flag` names it in the error.
+/// "key=value" pairs from repeated flags such as --option; `flag` names it in the error. Text
+/// without a key, or a key given twice, throws pe::UsageError (exit status 2).
 std::map<std::string, std::string> parse_pairs(const std::vector<std::string>& pairs,
                                                const char* flag);
 

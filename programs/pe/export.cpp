@@ -9,6 +9,7 @@
 #include "ag/safetensors.hpp"
 #include "base/build_record.hpp"
 #include "base/command_line.hpp"
+#include "base/option_files.hpp"
 #include "lab/memory.hpp"
 #include "lab/trainer.hpp"
 #include "programs/pe/commands.hpp"
@@ -75,7 +76,7 @@ void add_export_command(CLI::App& app) {
       "export", "a checkpoint as safetensors: parameters, configuration, and check logits");
   cmd->add_option("checkpoint", flags->checkpoint, "checkpoint.agt written by pe train")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(existing_file());
   cmd->add_option("--out", flags->out, "the .safetensors file to write")
       ->required()
       ->check(not_empty("a file name"));

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "base/command_line.hpp"
+#include "base/option_files.hpp"
 #include "lab/memory.hpp"
 #include "lab/trainer.hpp"
 #include "programs/pe/commands.hpp"
@@ -184,7 +185,7 @@ void add_generate_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("generate", "text from a charlm model, a token at a time");
   cmd->add_option("checkpoint", flags->checkpoint, "checkpoint.agt of a charlm run")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(existing_file());
   cmd->add_option("--prompt,-p", flags->prompt, "the text to continue")->required();
   cmd->add_option("--tokens,-n", flags->options.tokens, "characters to write")
       ->required()

@@ -15,43 +15,75 @@
 //                                         decodes through chapter 12's window cache
 //   pe export CHECKPOINT --out FILE.safetensors       the model for PyTorch, with check logits
 #include <iostream>
+#include <string>
 
 #include "base/command_line.hpp"
+#include "base/program_frame.hpp"
 #include "lab/chapter_registry.hpp"
 #include "programs/pe/commands.hpp"
 #include "programs/pe/generate.hpp"
 
+namespace {
+
+// What `pe --help` ends with: the exit statuses (base/program_frame.hpp; README.md says the
+// same).
+constexpr const char* kExitStatuses =
+    "Exit status: 0 done; 1 the work failed (a damaged or unreadable file, a full disk or "
+    "standard output that cannot be written, memory, training diverging); 2 the command line "
+    "is wrong (an unknown or repeated option, a bad value, a file named on it that does not "
+    "exist, an unknown encoding, task or option name, a configuration that cannot be trained as "
+    "given).";
+
+// What the command named on the command line was doing, for a std::bad_alloc's message.
+std::string doing(const CLI::App& app) {
+  const auto parsed = app.get_subcommands();
+  if (parsed.empty()) return "reading the command line";
+  const std::string name = parsed.front()->get_name();
+  const std::string what = name == "train"      ? "training"
+                           : name == "eval"     ? "evaluating the model"
+                           : name == "heatmap"  ? "drawing the attention"
+                           : name == "inspect"  ? "computing the encoding's quantities"
+                           : name == "table"    ? "training the table's runs"
+                           : name == "generate" ? "generating text"
+                           : name == "export"   ? "exporting the model"
+                                                : "running";
+  return what + " (pe " + name + ")";
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  pe::register_chapter_encodings();
   CLI::App app{"pe: positional encodings, trained and inspected", "pe"};
-  app.require_subcommand(1);
-  pe::add_list_command(app);
-  pe::add_train_command(app);
-  pe::add_eval_command(app);
-  pe::add_heatmap_command(app);
-  pe::add_inspect_command(app);
-  pe::add_table_command(app);
-  pe::add_generate_command(app);
-  pe::add_export_command(app);
-  // CLI11 reads an unknown first word as a stray argument; say plainly what it is.
-  if (argc > 1 && argv[1][0] != '-') {
-    const std::string word = argv[1];
-    std::string known;
-    bool found = false;
-    for (const auto* sub : app.get_subcommands({})) {
-      known += (known.empty() ? "" : ", ") + sub->get_name();
-      found = found || sub->get_name() == word;
-    }
-    if (!found) {
-      std::cerr << "pe: unknown command '" << word << "' (expected one of: " << known << ")\n";
-      return 2;
-    }
-  }
-  try {
-    if (const auto status = pe::parse_command_line(app, argc, argv)) return *status;
-  } catch (const std::exception& e) {  // thrown by a command: a bad file, encoding, task, ...
-    std::cerr << "pe: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+  app.footer(kExitStatuses);
+  return pe::run_program(
+      "pe",
+      [&] {
+        pe::register_chapter_encodings();
+        app.require_subcommand(1);
+        pe::add_list_command(app);
+        pe::add_train_command(app);
+        pe::add_eval_command(app);
+        pe::add_heatmap_command(app);
+        pe::add_inspect_command(app);
+        pe::add_table_command(app);
+        pe::add_generate_command(app);
+        pe::add_export_command(app);
+        // CLI11 reads an unknown first word as a stray argument; say plainly what it is.
+        if (argc > 1 && argv[1][0] != '-') {
+          const std::string word = argv[1];
+          std::string known;
+          bool found = false;
+          for (const auto* sub : app.get_subcommands({})) {
+            known += (known.empty() ? "" : ", ") + sub->get_name();
+            found = found || sub->get_name() == word;
+          }
+          if (!found)
+            throw pe::UsageError("unknown command '" + word + "' (expected one of: " + known + ")");
+        }
+        // A command's own mistakes (a bad file, encoding, task, ...) are thrown to the frame.
+        return pe::parse_command_line(app, argc, argv).value_or(pe::kExitDone);
+      },
+      [&] { return doing(app); },
+      "give a shorter --length, a smaller --batch or --width, or set PE_MEMORY_LIMIT_BYTES to "
+      "the bytes this machine can spare, so that pe refuses such work before it starts");
 }

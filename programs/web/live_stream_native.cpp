@@ -7,10 +7,12 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "base/program_frame.hpp"
 #include "lab/chapter_registry.hpp"
 #include "programs/web/live_stream.hpp"
 
-int main(int argc, char** argv) {
+// The program itself; main runs it in the book's frame (base/program_frame.hpp).
+static int program_main(int argc, char** argv) {
   if (argc != 3) {
     std::cerr << "usage: live_stream_native CHECKPOINT REQUEST_JSON\n";
     return 2;
@@ -24,4 +26,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return pe::run_program(
+      "live_stream_native", [&] { return program_main(argc, argv); }, "streaming the model");
 }
