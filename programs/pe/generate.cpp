@@ -220,7 +220,7 @@ void add_generate_command(CLI::App& app) {
     ag::check(window->count() > 0 || (sinks->count() == 0 && positions->count() == 0), "generate",
               "--sinks and --positions choose what the window cache keeps: they need --window");
     auto trainer =
-        Trainer::resume(flags->checkpoint, parse_pairs(flags->encoding_options, "--option"));
+        Trainer::load(flags->checkpoint, parse_pairs(flags->encoding_options, "--option"));
     ag::check(trainer->config().task == "charlm", "generate", "'", flags->checkpoint,
               "' is a model of task ", trainer->config().task,
               "; pe generate needs a charlm checkpoint");
