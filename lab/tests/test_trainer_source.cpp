@@ -81,7 +81,8 @@ TEST(TaskSource, CheckSameSourceSaysWhatChangedAndHowMuchMay) {
   EXPECT_NE(text.find("; FIX"), std::string::npos) << text;
   write(corpus, swapped(text_with_y(), 'y', '~'));
   const std::string characters = check(SourceChange::text_only);
-  EXPECT_NE(characters.find("the corpus '" + corpus + "' has changed since the model was trained: "
+  EXPECT_NE(characters.find("the corpus '" + corpus +
+                            "' has changed since the model was trained: "
                             "'~' new, 'y' missing"),
             std::string::npos)
       << characters;

@@ -23,7 +23,8 @@ namespace fs = std::filesystem;
 // A short text with a 'y' in it, repeated past any window the tests draw.
 std::string sample_text() {
   std::string text;
-  for (int i = 0; i < 20; ++i) text += "the quick brown fox jumps over the lazy dog; yes, yaks yawn.\n";
+  for (int i = 0; i < 20; ++i)
+    text += "the quick brown fox jumps over the lazy dog; yes, yaks yawn.\n";
   return text;
 }
 
@@ -119,10 +120,10 @@ TEST(CliVocab, InitTakesAnotherTextOnlyOfTheSameCharacters) {
   EXPECT_EQ(fine.exit_code, 0) << fine.output;
   const Outcome refused =
       run(init + " --task-option corpus=" + other + " --out " + dir + "/refused");
-  expect_one_line_error(refused,
-                        "the corpus '" + other + "' is not the text the model was trained on ('" +
-                            corpus + "')",
-                        "--init");
+  expect_one_line_error(
+      refused,
+      "the corpus '" + other + "' is not the text the model was trained on ('" + corpus + "')",
+      "--init");
   EXPECT_NE(refused.output.find("--init"), std::string::npos) << refused.output;
   EXPECT_FALSE(fs::exists(dir + "/refused"));
 }
