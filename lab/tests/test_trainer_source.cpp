@@ -159,7 +159,7 @@ TEST(TaskSource, AMalformedRecordIsRefusedNamingIt) {
   ASSERT_NO_THROW(read_saved_progress(good, checkpoint));
   const std::string file = "\"file\": \"x\"", bytes = "\"text_bytes\": 4",
                     hash = "\"text_fnv1a\": \"00000000000000ff\"";
-  for (const std::string bad :
+  for (const std::string& bad :
        {std::string("[]"), std::string("not json"),
         "{" + file + ", \"characters\": [98, 97], " + bytes + ", " + hash + "}",
         "{" + file + ", \"characters\": [97, 97], " + bytes + ", " + hash + "}",
