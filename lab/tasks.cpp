@@ -395,6 +395,31 @@ std::string read_whole_file(const std::string& path) {
   return ag::read_file(path, kMaxCorpusBytes, "charlm corpus file");
 }
 
+// A corpus byte as charlm spells it: whitespace and bytes outside printable ASCII get visible
+// spellings.
+std::string printable(unsigned char byte) {
+  if (byte == '\n') return "\\n";
+  if (byte == '\t') return "\\t";
+  if (byte == '\r') return "\\r";
+  if (byte == ' ') return "\u2423";  // ␣
+  if (byte < 0x20 || byte >= 0x7F) {
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    return std::string("\\x") + kHex[byte >> 4] + kHex[byte & 0xF];
+  }
+  return std::string(1, static_cast<char>(byte));
+}
+
+// FNV-1a 64 (the checkpoints' own checksum): enough to tell one text from another, not a
+// defence against a crafted collision.
+std::uint64_t fnv1a(const std::string& bytes) {
+  std::uint64_t hash = 0xcbf29ce484222325ull;
+  for (const char c : bytes) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
 class CharLM final : public SequenceTask {
  public:
   explicit CharLM(std::string path) : path_(std::move(path)) {
@@ -402,6 +427,7 @@ class CharLM final : public SequenceTask {
     ag::check(text.size() >= 2, "charlm", "corpus file '", path_, "' has ", text.size(),
               " characters; at least 2 are needed for one input and its target");
     build_vocabulary(text);
+    source_ = {path_, std::string(bytes_.begin(), bytes_.end()), text.size(), fnv1a(text)};
   }
   std::string name() const override { return "charlm"; }
   std::string description() const override {
@@ -413,6 +439,7 @@ class CharLM final : public SequenceTask {
     check_token(*this, token);
     return printable(bytes_[static_cast<std::size_t>(token)]);
   }
+  std::optional<TaskSource> source() const override { return source_; }
 
  protected:
   void check_length_rules(std::int64_t length) const override {
@@ -445,22 +472,10 @@ class CharLM final : public SequenceTask {
     for (char c : text) corpus_.push_back(token_of[static_cast<unsigned char>(c)]);
   }
 
-  // Whitespace and bytes outside printable ASCII get visible spellings.
-  static std::string printable(unsigned char byte) {
-    if (byte == '\n') return "\\n";
-    if (byte == '\t') return "\\t";
-    if (byte == '\r') return "\\r";
-    if (byte == ' ') return "\u2423";  // ␣
-    if (byte < 0x20 || byte >= 0x7F) {
-      static constexpr char kHex[] = "0123456789ABCDEF";
-      return std::string("\\x") + kHex[byte >> 4] + kHex[byte & 0xF];
-    }
-    return std::string(1, static_cast<char>(byte));
-  }
-
   std::string path_;
   std::vector<unsigned char> bytes_;  // token -> byte
   std::vector<std::int64_t> corpus_;  // the file as tokens
+  TaskSource source_;
 };
 
 // An integer option with no upper bound but the one that keeps min_length() = k + 1 from
@@ -572,6 +587,53 @@ std::vector<std::string> task_names() {
   std::vector<std::string> names;
   for (const auto& entry : registry()) names.push_back(entry.name);
   return names;
+}
+
+namespace {
+
+// The bytes of `from` that `other` lacks, spelled as charlm spells them and quoted: at most
+// `shown` of them, then how many more.
+std::string bytes_missing_from(const std::string& from, const std::string& other) {
+  constexpr std::size_t shown = 8;
+  std::string out;
+  std::size_t count = 0;
+  for (const char c : from) {
+    if (other.find(c) != std::string::npos) continue;
+    if (count++ < shown)
+      out += (out.empty() ? "'" : ", '") + printable(static_cast<unsigned char>(c)) + "'";
+  }
+  if (count > shown) out += " and " + std::to_string(count - shown) + " more";
+  return out;
+}
+
+}  // namespace
+
+void check_same_source(const Task& task, const TaskSource& trained, SourceChange allowed,
+                       const std::string& fix) {
+  const std::optional<TaskSource> now = task.source();
+  if (!now) return;
+  if (now->characters != trained.characters) {
+    const std::string added = bytes_missing_from(now->characters, trained.characters);
+    const std::string gone = bytes_missing_from(trained.characters, now->characters);
+    std::string what;
+    if (!added.empty()) what += added + " new";
+    if (!gone.empty()) what += (what.empty() ? "" : ", ") + gone + " missing";
+    // The same file read again (resume, eval) or another one (a fine-tune's --init).
+    const std::string changed =
+        now->file == trained.file
+            ? "has changed since the model was trained"
+            : "is not the text the model was trained on ('" + trained.file + "')";
+    throw ag::Error("charlm: the corpus '" + now->file + "' " + changed + ": " + what + " (" +
+                    std::to_string(now->characters.size()) + " distinct characters, the model " +
+                    "knows " + std::to_string(trained.characters.size()) +
+                    "), so its tokens would stand for other characters; " + fix);
+  }
+  if (allowed == SourceChange::text_only) return;
+  ag::check(now->text_bytes == trained.text_bytes && now->text_hash == trained.text_hash, "charlm",
+            "the corpus '", now->file, "' has changed since the checkpoint was saved: the same ",
+            now->characters.size(), " characters but another text (", now->text_bytes,
+            " bytes, was ", trained.text_bytes,
+            "), so training on would draw other windows and another held-out set; ", fix);
 }
 
 }  // namespace pe

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,27 @@ inline constexpr std::int64_t kIgnore = -1;
 struct Batch {
   ag::Indices inputs;   ///< token ids [B, T]
   ag::Indices targets;  ///< token ids or kIgnore [B, T]
+};
+
+/// What a checkpoint keeps of a task whose tokens come from a file (charlm's corpus), so that
+/// a model read back later is refused when the file no longer makes the tokens it learned.
+/// Trainer::save stores it; Trainer::resume and Trainer::load_weights compare it
+/// (check_same_source).
+struct TaskSource {
+  std::string file;              ///< the file, as the task's option names it
+  std::string characters;        ///< the vocabulary: token t is the byte characters[t]
+  std::uint64_t text_bytes = 0;  ///< the length of the whole text
+  std::uint64_t text_hash = 0;   ///< FNV-1a 64 of the whole text: the data stream's source
+};
+
+/// How much of a task's source may have changed since a model was trained on it.
+enum class SourceChange {
+  /// None: the run continues (Trainer::resume), and another text would give another stream
+  /// of training windows and another held-out set.
+  none,
+  /// The text, as long as the characters are the same (Trainer::load: evaluating or
+  /// generating needs only the token mapping).
+  text_only,
 };
 
 /// A synthetic sequence task: how to draw batches of it and how to print its tokens.
@@ -46,12 +68,23 @@ class Task {
   static constexpr std::uint64_t kHeldOutStream = 0x4E1D0;
   /// A token as text, for printing ("A".."Z" for the letter tasks).
   virtual std::string token_text(std::int64_t token) const;
+  /// Where the tokens come from when a file decides them (charlm); none for a task whose
+  /// tokens are fixed by its code.
+  virtual std::optional<TaskSource> source() const { return std::nullopt; }
 
  protected:
   /// The task's own length rules beyond min_length() (parity, an upper limit, ...); none by
   /// default.
   virtual void check_length_rules(std::int64_t /*length*/) const {}
 };
+
+/// Refuses, with one line that names the file and says what changed, a task whose source
+/// differs from `trained` (what task.source() gave when the model was trained) by more than
+/// `allowed`: other characters (their spelling, new and gone), or, with SourceChange::none,
+/// another text. `fix` ends the message: what the reader should do. A task without a source
+/// passes (the caller compares vocabulary sizes).
+void check_same_source(const Task& task, const TaskSource& trained, SourceChange allowed,
+                       const std::string& fix);
 
 /// Options a task may read ("k" for ShiftK, "corpus" for the language model, ...).
 using TaskOptions = std::map<std::string, std::string>;

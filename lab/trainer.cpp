@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <type_traits>
 
 #include "ag/io.hpp"
@@ -58,6 +59,55 @@ std::int64_t TrainConfig::table_length() const {
   return std::max(max_length > 0 ? max_length : length, random_positions);
 }
 
+namespace {
+
+// The model of a configuration whose vocab is set, its weights drawn from `init`.
+std::unique_ptr<Decoder> build_model(const TrainConfig& config, ag::Rng& init) {
+  EncodingSpec spec;
+  spec.model = config.model;
+  spec.max_length = config.table_length();
+  spec.options = config.encoding_options;
+  return std::make_unique<Decoder>(config.model, make_encoding(config.encoding, spec, init), init);
+}
+
+// Encoding options as the command line writes them: "-o max_len=16 -o base=10".
+std::string option_flags(const std::map<std::string, std::string>& options) {
+  std::string out;
+  for (const auto& [key, value] : options)
+    out += (out.empty() ? "-o " : " -o ") + key + "=" + value;
+  return out;
+}
+
+// One forward pass of a sequence at the training length and at the positions training uses
+// (randomized ones reach L_max - 1): an encoding option that cannot serve them, such as a
+// learned table's max_len below --length, is refused here, naming the options, rather than
+// at the first training step as a training failure.
+void check_reaches_training_length(Decoder& model, const TrainConfig& config) {
+  ag::NoGradGuard no_grad;
+  const ag::Indices ids{std::vector<std::int64_t>(static_cast<std::size_t>(config.length), 0),
+                        {1, config.length}};
+  Positions at = 0;
+  if (config.random_positions > 0) {
+    std::vector<std::int64_t> last(static_cast<std::size_t>(config.length));
+    std::iota(last.begin(), last.end(), config.random_positions - config.length);
+    at = Positions(std::move(last));
+  }
+  try {
+    model.forward(ids, at);
+  } catch (const ag::Error& e) {
+    const std::string options =
+        config.encoding_options.empty() ? "" : " with " + option_flags(config.encoding_options);
+    const std::string reach =
+        config.random_positions > 0
+            ? "positions up to --random-positions " + std::to_string(config.random_positions)
+            : "sequences of --length " + std::to_string(config.length);
+    throw ag::Error("Trainer: --encoding " + config.encoding + options + " cannot read " + reach +
+                    " (" + e.what() + "); change the option or the length");
+  }
+}
+
+}  // namespace
+
 void check_trainable(const TrainConfig& requested) {
   TrainConfig config = requested;
   config.validate();
@@ -65,28 +115,24 @@ void check_trainable(const TrainConfig& requested) {
   task->check_length(config.length);
   config.model.vocab = task->vocab_size();
   check_memory(config, config.model.vocab);
-  EncodingSpec spec;
-  spec.model = config.model;
-  spec.max_length = config.table_length();
-  spec.options = config.encoding_options;
   ag::Rng rng(config.seed);
-  make_encoding(config.encoding, spec, rng);  // a name or option it does not know is an error
+  // a name or option it does not know is an error; so is a length it cannot serve
+  check_reaches_training_length(*build_model(config, rng), config);
 }
 
-Trainer::Trainer(TrainConfig config) : config_(std::move(config)) {
+Trainer::Trainer(TrainConfig config) : Trainer(std::move(config), nullptr) {}
+
+Trainer::Trainer(TrainConfig config, std::unique_ptr<Task> task)
+    : config_(std::move(config)), task_(std::move(task)) {
   config_.validate();
-  task_ = make_task(config_.task, config_.task_options);
+  if (!task_) task_ = make_task(config_.task, config_.task_options);
   task_->check_length(
       config_.length);  // an odd length for a task of pairs fails here, not at step 1
   config_.model.vocab = task_->vocab_size();
   check_memory(config_, config_.model.vocab);  // before the model and its optimiser exist
   ag::Rng init = ag::Rng(config_.seed).fork(kInitStream);
-  EncodingSpec spec;
-  spec.model = config_.model;
-  spec.max_length = config_.table_length();
-  spec.options = config_.encoding_options;
-  model_ =
-      std::make_unique<Decoder>(config_.model, make_encoding(config_.encoding, spec, init), init);
+  model_ = build_model(config_, init);
+  check_reaches_training_length(*model_, config_);
   optimizer_ = std::make_unique<ag::AdamW>(model_->parameters(), config_.lr, 0.9, 0.999, 1e-8,
                                            config_.weight_decay);
   data_rng_ = ag::Rng(config_.seed).fork(kDataStream);
@@ -203,6 +249,24 @@ void Trainer::train_until(std::int64_t steps,
   }
 }
 
+namespace {
+
+// A checkpoint's "task_source": the corpus file, its characters as byte values in token
+// order, the text's length and its FNV-1a hash in 16 hex digits.
+std::string task_source_json(const TaskSource& source) {
+  std::vector<int> characters;
+  for (const char c : source.characters) characters.push_back(static_cast<unsigned char>(c));
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(source.text_hash));
+  return nlohmann::json{{"file", source.file},
+                        {"characters", characters},
+                        {"text_bytes", source.text_bytes},
+                        {"text_fnv1a", hash}}
+      .dump();
+}
+
+}  // namespace
+
 void Trainer::save(const std::string& checkpoint) const {
   ag::NamedTensors tensors = model_->named_parameters();
   const auto state = optimizer_->state();
@@ -213,14 +277,15 @@ void Trainer::save(const std::string& checkpoint) const {
   nlohmann::json history = nlohmann::json::array();
   for (const auto& h : history_)
     history.push_back({h.step, h.train_loss, h.lr, h.eval_accuracy, h.eval_loss, h.seconds});
-  ag::save_tensors(checkpoint, tensors,
-                   {{"config", config_to_json(config_)},
-                    {"steps_done", std::to_string(steps_done_)},
-                    {"optimizer_steps", std::to_string(state.t)},
-                    {"data_rng", data_rng_.save_state()},
-                    {"history", history.dump()},
-                    {"seconds", std::to_string(seconds_)},
-                    {"save_every", std::to_string(save_every)}});
+  ag::Metadata metadata{{"config", config_to_json(config_)},
+                        {"steps_done", std::to_string(steps_done_)},
+                        {"optimizer_steps", std::to_string(state.t)},
+                        {"data_rng", data_rng_.save_state()},
+                        {"history", history.dump()},
+                        {"seconds", std::to_string(seconds_)},
+                        {"save_every", std::to_string(save_every)}};
+  if (const auto source = task_->source()) metadata["task_source"] = task_source_json(*source);
+  ag::save_tensors(checkpoint, tensors, metadata);
 }
 
 namespace {
@@ -239,6 +304,42 @@ double finite_number(const std::string& text, const std::string& where, const ch
   ag::check(ag::parse_double(text, value) && std::isfinite(value), "Trainer::resume", "'", where,
             "': ", key, " must be a finite number, got '", text.substr(0, 40), "'");
   return value;
+}
+
+// What task_source_json wrote, read strictly: characters are distinct bytes in increasing
+// order (as charlm numbers them), the hash is 16 hex digits.
+TaskSource task_source(const std::string& text, const std::string& where) {
+  auto fail = [&](const std::string& why) -> TaskSource {
+    throw ag::Error("Trainer::resume: '" + where + "': task_source " + why);
+  };
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    return fail("is not valid JSON");
+  }
+  if (!j.is_object() || j.size() != 4 || !j.contains("file") || !j["file"].is_string() ||
+      !j.contains("characters") || !j["characters"].is_array() || !j.contains("text_bytes") ||
+      !j["text_bytes"].is_number_unsigned() || !j.contains("text_fnv1a") ||
+      !j["text_fnv1a"].is_string())
+    return fail("is not {file, characters, text_bytes, text_fnv1a}");
+  TaskSource source;
+  source.file = j["file"].get<std::string>();
+  source.text_bytes = j["text_bytes"].get<std::uint64_t>();
+  int previous = -1;
+  for (const auto& c : j["characters"]) {
+    if (!c.is_number_unsigned() || c.get<std::uint64_t>() > 255 || int(c.get<int>()) <= previous)
+      return fail("characters are not distinct bytes in increasing order");
+    previous = c.get<int>();
+    source.characters.push_back(static_cast<char>(previous));
+  }
+  if (source.characters.empty()) return fail("has no characters");
+  const std::string hash = j["text_fnv1a"].get<std::string>();
+  const auto [end, error] =
+      std::from_chars(hash.data(), hash.data() + hash.size(), source.text_hash, 16);
+  if (hash.size() != 16 || error != std::errc() || end != hash.data() + hash.size())
+    return fail("text_fnv1a is not 16 hex digits");
+  return source;
 }
 
 // One saved evaluation: [step, train_loss, lr, eval_accuracy, eval_loss, seconds].
@@ -286,6 +387,8 @@ SavedProgress read_saved_progress(const std::map<std::string, std::string>& meta
     saved.seconds = finite_number(metadata.at("seconds"), where, "seconds");
     ag::check(saved.seconds >= 0, "Trainer::resume", "'", where, "': seconds is negative");
   }
+  if (metadata.count("task_source"))  // absent from checkpoints of older versions
+    saved.task_source = task_source(metadata.at("task_source"), where);
   nlohmann::json history;
   try {
     history = nlohmann::json::parse(metadata.at("history"));
@@ -321,26 +424,116 @@ void check_finite(const ag::NamedTensors& tensors, const std::string& where) {
 
 }  // namespace
 
+namespace {
+
+// The parameter shapes of a model, by name.
+std::map<std::string, ag::Shape> parameter_shapes(const Decoder& model) {
+  std::map<std::string, ag::Shape> shapes;
+  for (const auto& [name, tensor] : model.named_parameters()) shapes[name] = tensor.shape();
+  return shapes;
+}
+
+// Applies --option key=value over a checkpoint's options ("key=" removes one).
+void apply_option(TrainConfig& config, const std::string& key, const std::string& value) {
+  if (value.empty())
+    config.encoding_options.erase(key);
+  else
+    config.encoding_options[key] = value;
+}
+
+// An encoding option given over a checkpoint (pe eval -o ...) may change a rule (RoPE's
+// scaling), never a parameter's shape (a learned table's max_len): the trained weights would
+// not fit. Each option is tried alone on the trained configuration, and the first that
+// changes a shape is named, before any model is built from the checkpoint's weights. An
+// option the encoding does not know is left for the Trainer to refuse as it would anyway.
+void check_options_keep_shapes(const TrainConfig& trained,
+                               const std::map<std::string, std::string>& options,
+                               const std::string& checkpoint) {
+  TrainConfig base = trained;
+  base.model.vocab = 1;  // the vocabulary takes no part; a small model is built quicker
+  ag::Rng rng(0);
+  const auto shapes = parameter_shapes(*build_model(base, rng));
+  for (const auto& [key, value] : options) {
+    TrainConfig with = base;
+    apply_option(with, key, value);
+    std::map<std::string, ag::Shape> changed;
+    try {
+      changed = parameter_shapes(*build_model(with, rng));
+    } catch (const ag::Error&) {
+      continue;
+    }
+    for (const auto& [name, shape] : shapes) {
+      const auto found = changed.find(name);
+      if (found != changed.end() && found->second == shape) continue;
+      const auto was = trained.encoding_options.find(key);
+      const std::string trained_with = was == trained.encoding_options.end()
+                                           ? "without " + key
+                                           : "with " + key + "=" + was->second;
+      const std::string now = found == changed.end() ? "gone" : ag::shape_string(found->second);
+      throw ag::Error("Trainer::resume: --option " + key + "=" + value +
+                      " would change the model's parameter '" + name + "' from " +
+                      ag::shape_string(shape) + " to " + now + ": an option that sizes a " +
+                      "parameter cannot change after training ('" + checkpoint + "' was trained " +
+                      trained_with + "); leave it out");
+    }
+  }
+}
+
+// The task read again must make the tokens the model learned: the same characters of a
+// charlm corpus (and with SourceChange::none the same text), or at least as many tokens for
+// a checkpoint of an older version, which keeps only their number.
+void check_task_matches(const Task& task, const SavedProgress& saved, SourceChange allowed,
+                        const std::string& where, const std::string& fix) {
+  if (saved.task_source) check_same_source(task, *saved.task_source, allowed, fix);
+  ag::check(task.vocab_size() == saved.config.model.vocab, "Trainer::resume", "'", where,
+            "' holds a model of ", saved.config.model.vocab, " tokens, but ", task.description(),
+            " makes ", task.vocab_size(), "; ", fix);
+}
+
+}  // namespace
+
 std::unique_ptr<Trainer> Trainer::resume(
     const std::string& checkpoint, const std::map<std::string, std::string>& encoding_options) {
+  return read_back(checkpoint, encoding_options, SourceChange::none);
+}
+
+std::unique_ptr<Trainer> Trainer::load(const std::string& checkpoint,
+                                       const std::map<std::string, std::string>& encoding_options) {
+  return read_back(checkpoint, encoding_options, SourceChange::text_only);
+}
+
+std::unique_ptr<Trainer> Trainer::read_back(
+    const std::string& checkpoint, const std::map<std::string, std::string>& encoding_options,
+    SourceChange allowed) {
   const ag::TensorFile file = ag::load_tensor_file(checkpoint);
   SavedProgress saved = read_saved_progress(file.metadata, checkpoint);
   check_finite(file.tensors, checkpoint);
+  auto task = make_task(saved.config.task, saved.config.task_options);
+  const std::string file_name =
+      saved.task_source ? "'" + saved.task_source->file + "'" : "the corpus";
+  check_task_matches(*task, saved, allowed, checkpoint,
+                     allowed == SourceChange::none
+                         ? "put back the text the run was trained on at " + file_name +
+                               ", or start a new run on this one"
+                         : "put back the text the model was trained on at " + file_name +
+                               ", or train a new model on this one");
+  if (!encoding_options.empty())
+    check_options_keep_shapes(saved.config, encoding_options, checkpoint);
+  TrainConfig config = saved.config;
   for (const auto& [key, value] : encoding_options) {
     if (!value.empty()) {
-      saved.config.encoding_options[key] = value;
+      apply_option(config, key, value);
       continue;
     }
     // "key=" removes an option: one the checkpoint does not have is a typing mistake.
     std::string set;
-    for (const auto& [name, v] : saved.config.encoding_options)
-      set += (set.empty() ? "" : ", ") + name;
-    ag::check(saved.config.encoding_options.erase(key) == 1, "Trainer::resume", "--option ", key,
+    for (const auto& [name, v] : config.encoding_options) set += (set.empty() ? "" : ", ") + name;
+    ag::check(config.encoding_options.erase(key) == 1, "Trainer::resume", "--option ", key,
               "= removes an encoding option, but '", checkpoint, "' has no option '", key,
               "' (its options: ", set.empty() ? "none" : set, ")");
   }
   const ag::Rng data_rng = ag::Rng::from_state(saved.data_rng);
-  auto trainer = std::make_unique<Trainer>(saved.config);
+  std::unique_ptr<Trainer> trainer(new Trainer(config, std::move(task)));
   ag::load_module(file.tensors, trainer->model(), checkpoint, kOptimizerPrefix);
   std::map<std::string, ag::Tensor> by_name(file.tensors.begin(), file.tensors.end());
   ag::Adam::State state;
@@ -364,8 +557,12 @@ std::unique_ptr<Trainer> Trainer::resume(
 
 void Trainer::load_weights(const std::string& checkpoint) {
   const ag::TensorFile file = ag::load_tensor_file(checkpoint);
-  read_saved_progress(file.metadata, checkpoint);  // a training checkpoint, not any tensor file
+  // a training checkpoint, not any tensor file
+  const SavedProgress saved = read_saved_progress(file.metadata, checkpoint);
   check_finite(file.tensors, checkpoint);
+  check_task_matches(*task_, saved, SourceChange::text_only, checkpoint,
+                     "--init needs a model trained on the same tokens: train without --init, "
+                     "or give --task-option corpus= a text of the same characters");
   ag::load_module(file.tensors, *model_, checkpoint, kOptimizerPrefix);
 }
 

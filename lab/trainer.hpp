@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -110,12 +111,16 @@ struct SavedProgress {
   std::vector<HistoryPoint> history;  ///< every evaluation so far
   double seconds = 0;                 ///< training time so far
   std::int64_t save_every = -1;       ///< Trainer::save_every when saved; -1: not recorded
+  /// The task's source (charlm's corpus: its characters and the text's hash) when the task
+  /// has one; none in checkpoints of older versions, which are read as before.
+  std::optional<TaskSource> task_source;
 };
 
-/// Every check Trainer's constructor makes, without building the model: the configuration,
-/// the task (a charlm corpus is read), the encoding and its options, and the memory
-/// estimate. A list of runs (pe table, a chapter's experiment) checks them all this way
-/// before the first one trains.
+/// Every check Trainer's constructor makes: the configuration, the task (a charlm corpus is
+/// read), the encoding and its options, the memory estimate, and one forward pass of a
+/// sequence at the training length (an encoding option that cannot serve it, such as a
+/// learned table's max_len below --length, is refused naming the option). A list of runs
+/// (pe table, a chapter's experiment) checks them all this way before the first one trains.
 void check_trainable(const TrainConfig& config);
 
 /// Reads the metadata of a checkpoint written by Trainer::save; `where` names the file in the
@@ -137,12 +142,26 @@ class Trainer {
   /// such as RoPE's scaling, that changes no parameter. An option that would change a
   /// parameter's shape fails to load, naming it. A tensor holding NaN or an infinity (a
   /// crafted or damaged file whose checksum still holds) is refused, naming it.
+  ///
+  /// A charlm checkpoint keeps its corpus' characters and the text's hash: resuming refuses,
+  /// naming the corpus file, a corpus that has changed at all since (the training windows and
+  /// the held-out set would change with it). Checkpoints of older versions keep neither and
+  /// are read as before.
   static std::unique_ptr<Trainer> resume(
+      const std::string& checkpoint,
+      const std::map<std::string, std::string>& encoding_options = {});
+  /// resume() for a model read back to be used rather than trained on (pe eval, generate,
+  /// heatmap, export): a charlm corpus whose text changed but whose characters did not is
+  /// accepted (the model's tokens still stand for the same characters; the held-out windows
+  /// come from the new text); other characters are refused, naming the corpus file.
+  static std::unique_ptr<Trainer> load(
       const std::string& checkpoint,
       const std::map<std::string, std::string>& encoding_options = {});
   /// Copies the model's weights from a checkpoint written by save() (not the optimiser, the
   /// steps or the data streams): a fine-tune that starts from a trained model. The two
-  /// models must have the same parameters, names and shapes.
+  /// models must have the same parameters, names and shapes, and the same vocabulary: a
+  /// charlm checkpoint refuses a corpus of other characters (another text is the point of a
+  /// fine-tune), naming the corpus file.
   void load_weights(const std::string& checkpoint);
 
   /// One optimisation step on a fresh batch; returns its training loss.
@@ -192,6 +211,14 @@ class Trainer {
   double seconds() const { return seconds_; }  ///< time spent in step() so far
 
  private:
+  /// The public constructor with the task already made (resume checks the task against the
+  /// checkpoint before the model is built).
+  Trainer(TrainConfig config, std::unique_ptr<Task> task);
+  /// resume() and load(): `allowed` is how much of the task's source may have changed.
+  static std::unique_ptr<Trainer> read_back(const std::string& checkpoint,
+                                            const std::map<std::string, std::string>& options,
+                                            SourceChange allowed);
+
   TrainConfig config_;
   std::unique_ptr<Task> task_;
   std::unique_ptr<Decoder> model_;

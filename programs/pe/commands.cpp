@@ -323,7 +323,7 @@ void add_eval_command(CLI::App& app) {
                   "removes one), e.g. -o scaling=yarn for a RoPE model");
   add_stream_options(cmd, flags->window, flags->sinks, flags->positions, flags->characters);
   cmd->callback([flags, cmd] {
-    auto trainer = Trainer::resume(flags->checkpoint, parse_pairs(flags->options, "--option"));
+    auto trainer = Trainer::load(flags->checkpoint, parse_pairs(flags->options, "--option"));
     if (cmd->count("--window"))
       return stream_evaluation(*trainer, {flags->sinks, flags->window, flags->positions},
                                flags->characters, flags->json);
@@ -383,7 +383,7 @@ void add_heatmap_command(CLI::App& app) {
   cmd->add_option("--length", flags->length, "sequence length (default: the training length)")
       ->check(whole_number<std::int64_t>(1, kLongestHeatmap));
   cmd->callback([flags] {
-    auto trainer = Trainer::resume(flags->checkpoint);
+    auto trainer = Trainer::load(flags->checkpoint);
     const std::int64_t length = flags->length ? flags->length : trainer->config().length;
     ag::check(length >= trainer->task().min_length() && length <= kLongestHeatmap, "heatmap",
               "--length ", length, " is outside ", trainer->task().min_length(), " .. ",

@@ -93,7 +93,7 @@ void add_export_command(CLI::App& app) {
                   "-o scaling=yarn -o scale=4 -o train_length=32 for a RoPE model");
   cmd->callback([flags] {
     check_out_path(flags->out);
-    auto trainer = Trainer::resume(flags->checkpoint, parse_pairs(flags->options, "--option"));
+    auto trainer = Trainer::load(flags->checkpoint, parse_pairs(flags->options, "--option"));
     const TrainConfig& config = trainer->config();
     const std::int64_t length = flags->length ? flags->length : config.length;
     check_memory(config, config.model.vocab, length);

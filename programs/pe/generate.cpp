@@ -5,6 +5,7 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "base/command_line.hpp"
 #include "base/option_files.hpp"
@@ -21,27 +22,14 @@ namespace {
 
 constexpr std::int64_t kMostTokens = 100000;  // a bound against typing mistakes
 
-// The byte behind one of charlm's token_text spellings ("\n", "\t", "\r", "␣" for a space,
-// "\xHH" for other unprintable bytes, the character itself otherwise): token_text is made for
-// reading, generation needs the bytes back (every byte round-trips: CliGenerate.EveryByte...).
-unsigned char byte_of_spelling(const std::string& spelling) {
-  if (spelling == "\\n") return '\n';
-  if (spelling == "\\t") return '\t';
-  if (spelling == "\\r") return '\r';
-  if (spelling == "\u2423") return ' ';
-  if (spelling.size() == 4 && spelling.compare(0, 2, "\\x") == 0)
-    return static_cast<unsigned char>(std::stoi(spelling.substr(2), nullptr, 16));
-  ag::check(spelling.size() == 1, "generate", "token spelling '", spelling,
-            "' is not one character: is this a charlm model?");
-  return static_cast<unsigned char>(spelling[0]);
-}
-
-// token -> byte for every token of the task's vocabulary
+// token -> byte for every token of the task's vocabulary: the characters of its corpus, in
+// token order (Task::source, the list a checkpoint keeps; Trainer::load has checked that the
+// corpus read again still has them).
 std::vector<unsigned char> bytes_of_tokens(const Task& task) {
-  std::vector<unsigned char> bytes;
-  for (std::int64_t t = 0; t < task.vocab_size(); ++t)
-    bytes.push_back(byte_of_spelling(task.token_text(t)));
-  return bytes;
+  const std::optional<TaskSource> source = task.source();
+  ag::check(source.has_value(), "generate", "task ", task.name(),
+            " has no characters to write: pe generate needs a charlm model");
+  return {source->characters.begin(), source->characters.end()};
 }
 
 // The next token from the logits of the last position: the first largest one, or a draw
@@ -221,7 +209,7 @@ void add_generate_command(CLI::App& app) {
     ag::check(window->count() > 0 || (sinks->count() == 0 && positions->count() == 0), "generate",
               "--sinks and --positions choose what the window cache keeps: they need --window");
     auto trainer =
-        Trainer::resume(flags->checkpoint, parse_pairs(flags->encoding_options, "--option"));
+        Trainer::load(flags->checkpoint, parse_pairs(flags->encoding_options, "--option"));
     ag::check(trainer->config().task == "charlm", "generate", "'", flags->checkpoint,
               "' is a model of task ", trainer->config().task,
               "; pe generate needs a charlm checkpoint");
