@@ -323,6 +323,8 @@ void add_eval_command(CLI::App& app) {
                   "removes one), e.g. -o scaling=yarn for a RoPE model");
   add_stream_options(cmd, flags->window, flags->sinks, flags->positions, flags->characters);
   cmd->callback([flags, cmd] {
+    if (!flags->plot.empty())  // a pipe, a device or a link is refused before the evaluation
+      as_usage_error([&] { check_figure_destination(flags->plot, "eval --plot"); });
     auto trainer = Trainer::load(flags->checkpoint, parse_pairs(flags->options, "--option"));
     if (cmd->count("--window"))
       return stream_evaluation(*trainer, {flags->sinks, flags->window, flags->positions},
@@ -383,6 +385,7 @@ void add_heatmap_command(CLI::App& app) {
   cmd->add_option("--length", flags->length, "sequence length (default: the training length)")
       ->check(whole_number<std::int64_t>(1, kLongestHeatmap));
   cmd->callback([flags] {
+    as_usage_error([&] { check_figure_destination(flags->out, "heatmap --out"); });
     auto trainer = Trainer::load(flags->checkpoint);
     const std::int64_t length = flags->length ? flags->length : trainer->config().length;
     ag::check(length >= trainer->task().min_length() && length <= kLongestHeatmap, "heatmap",
