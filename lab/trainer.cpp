@@ -213,14 +213,15 @@ void Trainer::save(const std::string& checkpoint) const {
   nlohmann::json history = nlohmann::json::array();
   for (const auto& h : history_)
     history.push_back({h.step, h.train_loss, h.lr, h.eval_accuracy, h.eval_loss, h.seconds});
-  ag::save_tensors(checkpoint, tensors,
-                   {{"config", config_to_json(config_)},
-                    {"steps_done", std::to_string(steps_done_)},
-                    {"optimizer_steps", std::to_string(state.t)},
-                    {"data_rng", data_rng_.save_state()},
-                    {"history", history.dump()},
-                    {"seconds", std::to_string(seconds_)},
-                    {"save_every", std::to_string(save_every)}});
+  std::map<std::string, std::string> metadata{{"config", config_to_json(config_)},
+                                              {"steps_done", std::to_string(steps_done_)},
+                                              {"optimizer_steps", std::to_string(state.t)},
+                                              {"data_rng", data_rng_.save_state()},
+                                              {"history", history.dump()},
+                                              {"seconds", std::to_string(seconds_)},
+                                              {"save_every", std::to_string(save_every)}};
+  if (!lineage.empty()) metadata["lineage"] = lineage;
+  ag::save_tensors(checkpoint, tensors, metadata);
 }
 
 namespace {
@@ -282,6 +283,7 @@ SavedProgress read_saved_progress(const std::map<std::string, std::string>& meta
         "Trainer::resume", "'", where, "': save_every ", saved.save_every, " is outside ",
         limits::save_every.low, " .. ", limits::save_every.high);
   }
+  if (metadata.count("lineage")) saved.lineage = metadata.at("lineage");  // run.cpp reads it
   if (metadata.count("seconds")) {
     saved.seconds = finite_number(metadata.at("seconds"), where, "seconds");
     ag::check(saved.seconds >= 0, "Trainer::resume", "'", where, "': seconds is negative");
@@ -359,6 +361,7 @@ std::unique_ptr<Trainer> Trainer::resume(
   trainer->seconds_ = saved.seconds;
   trainer->history_ = std::move(saved.history);
   if (saved.save_every >= 0) trainer->save_every = saved.save_every;
+  trainer->lineage = saved.lineage;
   return trainer;
 }
 

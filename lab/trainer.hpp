@@ -110,6 +110,7 @@ struct SavedProgress {
   std::vector<HistoryPoint> history;  ///< every evaluation so far
   double seconds = 0;                 ///< training time so far
   std::int64_t save_every = -1;       ///< Trainer::save_every when saved; -1: not recorded
+  std::string lineage;  ///< Trainer::lineage when saved; empty: not recorded (older versions)
 };
 
 /// Every check Trainer's constructor makes, without building the model: the configuration,
@@ -175,6 +176,10 @@ class Trainer {
   /// How often run_training saves this run (steps; 0: only at the end). Kept in the
   /// checkpoint, so that a resumed run saves as often as the run it continues.
   std::int64_t save_every = 500;
+  /// How the run came to be, as run_training records it (JSON text: its segments, fine-tune
+  /// and resume sources; lab/run.cpp). Kept in the checkpoint so that a resumed run keeps its
+  /// history; the trainer itself never reads it.
+  std::string lineage;
 
   /// Writes model, optimiser state, data stream and history to `checkpoint` (atomically).
   void save(const std::string& checkpoint) const;
