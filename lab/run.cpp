@@ -300,10 +300,9 @@ void check_training_length(const TrainConfig& config) {
   const std::int64_t length = config.length;
   const std::string options = task_options_text(config);
   ag::check(length >= task.min_length(), "train", "task ", task.name(),
-            " needs sequences of at least ", task.min_length(), " tokens",
-            options.empty() ? "" : " with --task-option " + options,
-            ", but the training length (--length) is ", length, "; give --length ",
-            task.min_length(), " or more, or change --task-option");
+            " cannot make sequences of length ", length, " (--length): it needs at least ",
+            task.min_length(), " tokens", options.empty() ? "" : " with --task-option " + options,
+            "; give --length ", task.min_length(), " or more, or change --task-option");
 }
 
 // The evaluation lengths: long enough for the task, short enough for memory.

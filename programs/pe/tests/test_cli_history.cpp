@@ -50,9 +50,12 @@ TEST(CliHistory, ResumeIntoAFolderThatHoldsARunIsRefused) {
   const std::string before = read(b + "/run.json");
   const Outcome o =
       run("train --quiet --no-figures --resume " + a + "/checkpoint.agt --steps 6 --out " + b);
-  expect_one_line_error(o, "holds a finished run of this configuration; --resume continues the "
-                           "run of '" + a + "/checkpoint.agt' as a copy only into a folder that "
-                           "holds no run");
+  expect_one_line_error(o,
+                        "holds a finished run of this configuration; --resume continues the "
+                        "run of '" +
+                            a +
+                            "/checkpoint.agt' as a copy only into a folder that "
+                            "holds no run");
   EXPECT_NE(o.output.find("--overwrite"), std::string::npos) << o.output;
   EXPECT_EQ(read(b + "/run.json"), before);
   // --overwrite replaces it, and the copy says where it came from
@@ -75,8 +78,10 @@ TEST(CliHistory, FineTunesAndRunsFromScratchDoNotReplaceEachOther) {
   ASSERT_EQ(run(tiny(4) + " --out " + x).exit_code, 0);
   const std::string checkpoint = read(x + "/checkpoint.agt");
   expect_one_line_error(run(tiny(4) + " --init " + x + "/checkpoint.agt --out " + x),
-                        "--init '" + x + "/checkpoint.agt' is the checkpoint of the run that "
-                        "--out '" + x + "' holds");
+                        "--init '" + x +
+                            "/checkpoint.agt' is the checkpoint of the run that "
+                            "--out '" +
+                            x + "' holds");
   EXPECT_EQ(read(x + "/checkpoint.agt"), checkpoint);
 
   ASSERT_EQ(run(tiny(4) + " --init " + x + "/checkpoint.agt --out " + y).exit_code, 0);
@@ -100,8 +105,8 @@ TEST(CliHistory, AResumedFineTuneKeepsItsHistory) {
   ASSERT_EQ(run(tiny(4) + " --out " + x).exit_code, 0);
   ASSERT_EQ(run(tiny(4) + " --init " + x + "/checkpoint.agt --out " + y).exit_code, 0);
   fs::remove(y + "/run.json");  // as a killed run leaves it
-  ASSERT_EQ(run("train --quiet --no-figures --resume " + y + "/checkpoint.agt --out " + y).exit_code,
-            0);
+  ASSERT_EQ(
+      run("train --quiet --no-figures --resume " + y + "/checkpoint.agt --out " + y).exit_code, 0);
   EXPECT_EQ(run_json(y)["init_from"], x + "/checkpoint.agt");
   expect_one_line_error(run(tiny(4) + " --out " + y), "fine-tuned from");
 }
@@ -110,15 +115,16 @@ TEST(CliHistory, AResumedFineTuneKeepsItsHistory) {
 // row of a run from scratch ("same configuration"); it is now refused, naming the folder.
 TEST(CliHistory, TableReuseTakesOnlyRunsFromScratch) {
   const std::string dir = temp_dir("table"), row = dir + "/table/none-shiftk-l1";
-  const std::string table = "table --encodings none --tasks shiftk --steps 2 --out " + dir + "/table";
+  const std::string table =
+      "table --encodings none --tasks shiftk --steps 2 --out " + dir + "/table";
   ASSERT_EQ(run(table).exit_code, 0);
   const nlohmann::json config = run_json(row)["config"];
   ASSERT_EQ(run(table + " --reuse").exit_code, 0);  // a run from scratch is reused
 
   // the same configuration, fine-tuned from the row's own model, in the row's folder
   const std::string tuned = dir + "/tuned";
-  ASSERT_EQ(run("train --quiet --no-figures --steps 2 --length " +
-                config["length"].dump() + " --init " + row + "/checkpoint.agt --out " + tuned)
+  ASSERT_EQ(run("train --quiet --no-figures --steps 2 --length " + config["length"].dump() +
+                " --init " + row + "/checkpoint.agt --out " + tuned)
                 .exit_code,
             0);
   fs::remove_all(row);
@@ -128,16 +134,17 @@ TEST(CliHistory, TableReuseTakesOnlyRunsFromScratch) {
   std::ofstream(row + "/run.json") << copied.dump();
   const std::string before = read(row + "/run.json");
   const Outcome o = run(table + " --reuse");
-  expect_one_line_error(o, "the output folder '" + row + "' holds a finished run of this "
-                           "configuration, fine-tuned from");
+  expect_one_line_error(o, "the output folder '" + row +
+                               "' holds a finished run of this "
+                               "configuration, fine-tuned from");
   EXPECT_EQ(read(row + "/run.json"), before) << "the fine-tune was replaced";
   EXPECT_EQ(run(table + " --reuse --overwrite").exit_code, 0);
   EXPECT_FALSE(run_json(row).contains("init_from"));
 
   // a run whose steps were raised in its own folder is not a 4-step run from scratch
   const std::string extended = dir + "/table/none-shiftk-l1";
-  ASSERT_EQ(run("train --quiet --no-figures --resume " + extended + "/checkpoint.agt --steps 4 --out " +
-                extended)
+  ASSERT_EQ(run("train --quiet --no-figures --resume " + extended +
+                "/checkpoint.agt --steps 4 --out " + extended)
                 .exit_code,
             0);
   expect_one_line_error(
@@ -166,8 +173,10 @@ TEST(CliHistory, OlderRunJsonWithoutLineageIsRead) {
 // folder without run.json: it is an untrained baseline, written without curves.
 TEST(CliHistory, ZeroStepsIsAnUntrainedBaseline) {
   const std::string dir = temp_dir("zero"), out = dir + "/run";
-  const Outcome o = run("train --width 16 --ffn 32 --length 8 --batch 4 --eval-sequences 8 "
-                        "--quiet --steps 0 --out " + out);
+  const Outcome o =
+      run("train --width 16 --ffn 32 --length 8 --batch 4 --eval-sequences 8 "
+          "--quiet --steps 0 --out " +
+          out);
   ASSERT_EQ(o.exit_code, 0) << o.output;
   const nlohmann::json summary = run_json(out);
   EXPECT_TRUE(summary["history"].empty());
@@ -184,13 +193,14 @@ TEST(CliHistory, ZeroStepsIsAnUntrainedBaseline) {
 TEST(CliHistory, DivergenceAfterResumeNamesTheUntouchedCheckpoint) {
   const std::string dir = temp_dir("diverge");
   // saves after every step, so its checkpoint is the last step before the divergence
-  const Outcome first = run("train --width 16 --ffn 32 --length 8 --batch 4 --steps 200 "
-                            "--warmup 0 --lr 1e3 --quiet --no-figures --save-every 1 --out " + dir);
+  const Outcome first =
+      run("train --width 16 --ffn 32 --length 8 --batch 4 --steps 200 "
+          "--warmup 0 --lr 1e3 --quiet --no-figures --save-every 1 --out " +
+          dir);
   ASSERT_EQ(first.exit_code, 1) << first.output;
   ASSERT_NE(first.output.find("training diverged"), std::string::npos) << first.output;
   const std::string checkpoint = dir + "/checkpoint.agt", before = read(checkpoint);
-  const std::int64_t step =
-      std::stoll(ag::load_tensor_file(checkpoint).metadata.at("steps_done"));
+  const std::int64_t step = std::stoll(ag::load_tensor_file(checkpoint).metadata.at("steps_done"));
   // resumed, it meets the same step again (a resume is exact), before any save of its own
   const Outcome o = run("train --quiet --no-figures --resume " + checkpoint + " --out " + dir);
   expect_one_line_error(o, "the checkpoint it resumed from, '" + checkpoint + "' (step " +
@@ -224,9 +234,11 @@ TEST(CliHistory, FailureAtTheFirstStepSaysNothingOfCheckpoints) {
 // evaluation length: the mistake is --length against k, and the message says so.
 TEST(CliHistory, LengthTooShortForTheTaskNamesBothOptions) {
   const std::string dir = temp_dir("short");
-  const Outcome o = run("train -t shiftk --task-option k=32 --steps 2 --quiet --out " + dir + "/run");
-  expect_one_line_error(o, "task shiftk needs sequences of at least 33 tokens with --task-option "
-                           "k=32, but the training length (--length) is 32; give --length 33 or "
-                           "more, or change --task-option");
+  const Outcome o =
+      run("train -t shiftk --task-option k=32 --steps 2 --quiet --out " + dir + "/run");
+  expect_one_line_error(o,
+                        "task shiftk cannot make sequences of length 32 (--length): it needs "
+                        "at least 33 tokens with --task-option k=32; give --length 33 or more, "
+                        "or change --task-option");
   EXPECT_FALSE(fs::exists(dir + "/run"));
 }
