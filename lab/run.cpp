@@ -130,7 +130,9 @@ void write_csv(const std::string& path, const std::vector<HistoryPoint>& history
   ag::write_file_atomically(path, out.str());
 }
 
+// A run of 0 steps (an untrained baseline) has no evaluation over steps: no curves to draw.
 void write_curves(const std::string& path, const Trainer& trainer) {
+  if (trainer.history().empty()) return;
   Series loss{"training loss", {}, {}}, accuracy{"held-out accuracy", {}, {}};
   for (const auto& h : trainer.history()) {
     loss.x.push_back(double(h.step));
@@ -197,15 +199,153 @@ void check_writable_folder(const std::string& folder) {
   ::unlink(probe.c_str());
 }
 
+// A run's history (run.hpp): the segments it was trained in, oldest first, each
+//   {"start": steps done when it began, "steps": the run's total steps during it,
+//    "init_from": the checkpoint whose weights the run started from (first segment only),
+//    "resumed_from": the checkpoint it continued, "other_folder": true when that checkpoint
+//    was not the run's own folder's (a copy)}.
+// Kept in run.json and, as Trainer::lineage, in the checkpoint, so that a resumed run keeps it.
+// `where` names the file in the one-line error that refuses a damaged one.
+void check_lineage(const nlohmann::json& lineage, const std::string& where) {
+  auto fail = [&](const std::string& why) {
+    throw ag::Error("run: '" + where + "': its lineage (how the run was trained) " + why);
+  };
+  if (!lineage.is_array()) fail("is not a list");
+  for (const auto& segment : lineage) {
+    if (!segment.is_object()) fail("holds an entry that is not an object");
+    for (const char* key : {"start", "steps"})
+      if (!segment.contains(key) || !segment[key].is_number_integer() ||
+          segment[key].get<std::int64_t>() < 0)
+        fail(std::string("has an entry without a whole, non-negative '") + key + "'");
+    for (const char* key : {"init_from", "resumed_from"})
+      if (segment.contains(key) && !segment[key].is_string())
+        fail(std::string("has a '") + key + "' that is not a file name");
+    if (segment.contains("other_folder") && !segment["other_folder"].is_boolean())
+      fail("has an 'other_folder' that is not true or false");
+  }
+}
+
+// The lineage a checkpoint keeps; a checkpoint of an older version keeps none (taken as a
+// run from scratch).
+nlohmann::json lineage_from_text(const std::string& text, const std::string& where) {
+  if (text.empty()) return nlohmann::json::array();
+  nlohmann::json lineage;
+  try {
+    lineage = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    throw ag::Error("run: '" + where + "': its lineage (how the run was trained) is not JSON");
+  }
+  check_lineage(lineage, where);
+  return lineage;
+}
+
+// The lineage a run.json records. One written before lineages were recorded has none, and
+// says "init_from" when it was a fine-tune.
+nlohmann::json lineage_from_run_json(const nlohmann::json& run, const std::string& where) {
+  if (run.contains("lineage")) {
+    check_lineage(run["lineage"], where);
+    return run["lineage"];
+  }
+  if (!run.contains("init_from")) return nlohmann::json::array();
+  if (!run["init_from"].is_string())
+    throw ag::Error("run: '" + where + "': init_from is not a file name");
+  return nlohmann::json::array({{{"start", 0}, {"init_from", run["init_from"]}}});
+}
+
+}  // namespace
+
+std::string how_trained(const nlohmann::json& lineage, std::int64_t steps) {
+  std::vector<std::string> parts;
+  std::vector<std::int64_t> totals;  // the schedules the run was trained on, in order
+  for (const auto& segment : lineage) {
+    if (segment.contains("init_from"))
+      parts.push_back("fine-tuned from '" + segment["init_from"].get<std::string>() + "'");
+    if (segment.value("other_folder", false))
+      parts.push_back("continued from '" + segment["resumed_from"].get<std::string>() +
+                      "' in another folder");
+    if (segment.contains("steps") &&
+        (totals.empty() || totals.back() != segment["steps"].get<std::int64_t>()))
+      totals.push_back(segment["steps"].get<std::int64_t>());
+  }
+  if (totals.empty() || totals.back() != steps) totals.push_back(steps);
+  if (totals.size() > 1) {
+    std::string list;
+    for (const std::int64_t total : totals)
+      list += (list.empty() ? "" : ", then ") + std::to_string(total);
+    parts.push_back("trained on schedules of " + list + " steps (--resume --steps)");
+  }
+  std::string text;
+  for (const std::string& part : parts) text += (text.empty() ? "" : ", ") + part;
+  return text;
+}
+
+namespace {
+
+// The task's options as "k=32, ..." for messages ("" when it has none).
+std::string task_options_text(const TrainConfig& config) {
+  std::string text;
+  for (const auto& [key, value] : config.task_options)
+    text += (text.empty() ? "" : ", ") + key + "=" + value;
+  return text;
+}
+
+// The training length against the task (its options set the shortest sequence it can make:
+// ShiftK's k = 32 needs 33 tokens), before the evaluation lengths, which default to it: the
+// mistake is --length against --task-option, whatever is evaluated.
+// Checked on the configuration, before the trainer (whose own check names neither option) is
+// built.
+void check_training_length(const TrainConfig& config) {
+  const std::unique_ptr<Task> made = make_task(config.task, config.task_options);
+  const Task& task = *made;
+  const std::int64_t length = config.length;
+  const std::string options = task_options_text(config);
+  ag::check(length >= task.min_length(), "train", "task ", task.name(),
+            " cannot make sequences of length ", length, " (--length): it needs at least ",
+            task.min_length(), " tokens", options.empty() ? "" : " with --task-option " + options,
+            "; give --length ", task.min_length(), " or more, or change --task-option");
+}
+
 // The evaluation lengths: long enough for the task, short enough for memory.
 void check_lengths(const Trainer& trainer, const std::vector<std::int64_t>& lengths) {
+  const Task& task = trainer.task();
+  const std::string options = task_options_text(trainer.config());
   for (const std::int64_t length : lengths) {
-    ag::check(length >= trainer.task().min_length() && length <= 100000, "run",
-              "evaluation length ", length, " is outside ", trainer.task().min_length(),
-              " .. 100000 (task ", trainer.task().name(), ")");
+    ag::check(length >= task.min_length() && length <= limits::length.high, "train",
+              "evaluation length ", length, " is outside ", task.min_length(), " .. ",
+              limits::length.high, " (task ", task.name(),
+              options.empty() ? "" : " with " + options, "); give --eval-lengths within it");
     trainer.task().check_length(length);  // the task's own rules (parity, ...), before training
     check_memory(trainer.config(), trainer.config().model.vocab, length);
   }
+}
+
+// The one line of an error thrown during training. What was saved is said only when there is
+// something to say: steps of this run were lost (none were when its first step fails, as a
+// configuration the checks before training could not see fails), or it continued a checkpoint,
+// which a resumed run leaves as it was until its own first save. --resume takes --lr and
+// --clip from its checkpoint, so the trainer's hint to lower them is replaced by what can be
+// done: a fine-tune from the checkpoint with other rates.
+std::string training_failure(std::string message, const RunOptions& options,
+                             const std::string& checkpoint, std::int64_t started_at,
+                             std::int64_t steps_done, std::int64_t saved_at) {
+  const std::string last = saved_at > 0 ? checkpoint : options.resume_from;
+  if (!options.resume_from.empty()) {
+    const std::string hint = " (a smaller --lr or --clip may help)";
+    if (const auto at = message.find(hint); at != std::string::npos) message.erase(at, hint.size());
+    message += saved_at > 0 ? "; the last good checkpoint, '" + checkpoint + "', is at step " +
+                                  std::to_string(saved_at)
+                            : "; the checkpoint it resumed from, '" + options.resume_from +
+                                  "' (step " + std::to_string(started_at) + "), is untouched";
+    return message +
+           "; --resume keeps the run's --lr and --clip, so to go on with smaller ones "
+           "start a fine-tune from it (pe train --init " +
+           last + " with the run's model options and a smaller --lr or --clip)";
+  }
+  if (saved_at > 0)
+    return message + "; the last good checkpoint, '" + checkpoint + "', is at step " +
+           std::to_string(saved_at);
+  if (steps_done > started_at) return message + "; no checkpoint was saved before it";
+  return message;
 }
 
 RunSummary train_and_write(Trainer& trainer, const RunOptions& options,
@@ -223,7 +363,8 @@ RunSummary train_and_write(Trainer& trainer, const RunOptions& options,
       progress.update(step, status);
     };
   if (options.profile) ag::profile::start();
-  std::int64_t saved_at = 0;  // the step of this run's last checkpoint
+  const std::int64_t started_at = trainer.steps_done();  // 0, or the step resumed from
+  std::int64_t saved_at = 0;                             // the step of this run's last checkpoint
   const std::int64_t save_every = trainer.save_every;
   if (save_every > 0)
     trainer.after_step = [&] {
@@ -241,10 +382,8 @@ RunSummary train_and_write(Trainer& trainer, const RunOptions& options,
     });
   } catch (const ag::Error& e) {
     progress.finish();
-    throw ag::Error(std::string(e.what()) + "; " +
-                    (saved_at > 0 ? "the last good checkpoint, " + checkpoint + ", is at step " +
-                                        std::to_string(saved_at)
-                                  : std::string("no checkpoint was saved before it")));
+    throw ag::Error(training_failure(e.what(), options, checkpoint, started_at,
+                                     trainer.steps_done(), saved_at));
   }
   progress.finish();
   trainer.on_step = nullptr;
@@ -279,10 +418,40 @@ RunSummary train_and_write(Trainer& trainer, const RunOptions& options,
                         {"final", final_json},
                         {"train_seconds", summary.train_seconds},
                         {"wall_seconds", summary.wall_seconds}};
-  if (!options.init_from.empty()) run["init_from"] = options.init_from;
+  const nlohmann::json lineage = lineage_from_text(trainer.lineage, checkpoint);
+  run["lineage"] = lineage;
+  // A fine-tune, resumed or not, says so where older versions said it too.
+  if (!lineage.empty() && lineage[0].contains("init_from"))
+    run["init_from"] = lineage[0]["init_from"];
   // Written last: a run.json says the run is complete (load_finished_run relies on it).
   ag::write_file_atomically(dir + "run.json", run.dump(2) + "\n");
   return summary;
+}
+
+}  // namespace
+
+namespace {
+
+// What a new run does to the run its folder holds (check_folder_run).
+enum class Arrival {
+  start,              // a new run: from scratch, or a fine-tune (--init)
+  continue_in_place,  // --resume of the folder's own checkpoint.agt
+  copy                // --resume of a checkpoint elsewhere: the run goes on in this folder
+};
+
+struct NewRun {
+  Arrival arrival = Arrival::start;
+  std::string history;  // how_trained of the new run: "" from scratch
+  std::string init_from, resume_from;
+};
+
+void check_folder_run(const TrainConfig& config, const std::string& out_dir, bool overwrite,
+                      const NewRun& run);
+
+// Whether two names are one file (false when either is missing).
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code error;
+  return std::filesystem::equivalent(a, b, error);
 }
 
 }  // namespace
@@ -295,14 +464,36 @@ RunSummary run_training(const TrainConfig& requested, const RunOptions& options)
             "a run either resumes (--resume) or starts from weights (--init), not both");
   ag::check(!options.out_dir.empty(), "run", "the output folder is empty");
   std::unique_ptr<Trainer> trainer;
-  const bool resuming = !options.resume_from.empty();
-  if (resuming) {
+  NewRun arriving{Arrival::start, "", options.init_from, options.resume_from};
+  nlohmann::json lineage = nlohmann::json::array();
+  std::int64_t resumed_at = 0;
+  if (!options.resume_from.empty()) {
     trainer = Trainer::resume(options.resume_from);
+    lineage = lineage_from_text(trainer->lineage, options.resume_from);
+    if (lineage.empty())  // a checkpoint of an older version: taken as a run from scratch
+      lineage.push_back({{"start", 0}, {"steps", trainer->config().steps}});
+    resumed_at = trainer->steps_done();
     if (options.total_steps > 0) trainer->extend_to(options.total_steps);
+    arriving.arrival = same_file(options.resume_from, options.out_dir + "/checkpoint.agt")
+                           ? Arrival::continue_in_place
+                           : Arrival::copy;
+    nlohmann::json segment = {{"start", resumed_at},
+                              {"steps", trainer->config().steps},
+                              {"resumed_from", options.resume_from}};
+    if (arriving.arrival == Arrival::copy) segment["other_folder"] = true;
+    lineage.push_back(segment);
   } else {
+    check_training_length(requested);
     trainer = std::make_unique<Trainer>(requested);
-    if (!options.init_from.empty()) trainer->load_weights(options.init_from);
+    nlohmann::json segment = {{"start", 0}, {"steps", trainer->config().steps}};
+    if (!options.init_from.empty()) {
+      trainer->load_weights(options.init_from);
+      segment["init_from"] = options.init_from;
+    }
+    lineage.push_back(segment);
   }
+  trainer->lineage = lineage.dump();
+  arriving.history = how_trained(lineage, trainer->config().steps);
   if (options.save_every) trainer->save_every = *options.save_every;
   ag::check(trainer->save_every >= 0, "run", "--save-every must not be negative, got ",
             trainer->save_every);
@@ -312,10 +503,16 @@ RunSummary run_training(const TrainConfig& requested, const RunOptions& options)
 
   FolderLock lock(options.out_dir, "run");  // from here on, this process alone writes there
   try {
-    check_previous_run(trainer->config(), options.out_dir, options.overwrite, resuming);
+    check_folder_run(trainer->config(), options.out_dir, options.overwrite, arriving);
     check_writable_folder(options.out_dir);
-    clear_previous_run(options.out_dir, resuming);
+    clear_previous_run(options.out_dir, arriving.arrival == Arrival::continue_in_place);
     remove_stale_temporaries(options.out_dir);
+    if (arriving.arrival == Arrival::copy)
+      std::fprintf(stderr,
+                   "continuing the run of '%s' (step %ld) in '%s' as a copy; '%s' is left as it "
+                   "is\n",
+                   options.resume_from.c_str(), long(resumed_at), options.out_dir.c_str(),
+                   options.resume_from.c_str());
     return train_and_write(*trainer, options, lengths, wall_start);
   } catch (...) {
     lock.abandon();  // the folder goes too if this run made it and nothing is in it
@@ -364,40 +561,97 @@ nlohmann::json read_run_json(const std::string& path) {
 
 }  // namespace
 
-void check_previous_run(const TrainConfig& config, const std::string& out_dir, bool overwrite,
-                        bool resuming) {
-  if (overwrite) return;
+namespace {
+
+// The run a folder holds: a finished one (run.json) or an unfinished one (a checkpoint.agt that
+// reads back), with how it was trained.
+struct FolderRun {
+  nlohmann::json config;
+  std::string history;  // how_trained: "" from scratch
+  std::string what;     // "a finished run", "an unfinished run (its checkpoint is at step 4)"
+};
+
+std::optional<FolderRun> read_folder_run(const std::string& out_dir) {
   namespace fs = std::filesystem;
   const std::string json_path = out_dir + "/run.json", checkpoint = out_dir + "/checkpoint.agt";
   std::error_code error;
-  nlohmann::json there;
-  std::string what;
+  FolderRun there;
+  nlohmann::json lineage;
   if (fs::exists(json_path, error)) {
     const nlohmann::json run = read_run_json(json_path);
     ag::check(run.is_object() && run.contains("config") && run["config"].is_object(), "run", "'",
               json_path, "' has no configuration, so the run it belongs to is unknown; ",
               "add --overwrite to replace it");
-    there = run["config"];
-    what = "a finished run";
+    there.config = run["config"];
+    lineage = lineage_from_run_json(run, json_path);
+    there.what = "a finished run";
   } else if (fs::exists(checkpoint, error)) {
+    SavedProgress saved;
     try {
-      const ag::TensorFile file = ag::load_tensor_file(checkpoint);
-      const SavedProgress saved = read_saved_progress(file.metadata, checkpoint);
-      there = nlohmann::json(saved.config);
-      what =
-          "an unfinished run (its checkpoint is at step " + std::to_string(saved.steps_done) + ")";
+      saved = read_saved_progress(ag::load_tensor_file(checkpoint).metadata, checkpoint);
     } catch (const ag::Error&) {
-      return;  // a checkpoint that does not read back holds nothing to keep
+      return std::nullopt;  // a checkpoint that does not read back holds nothing to keep
     }
+    there.config = nlohmann::json(saved.config);
+    lineage = lineage_from_text(saved.lineage, checkpoint);
+    there.what =
+        "an unfinished run (its checkpoint is at step " + std::to_string(saved.steps_done) + ")";
   } else {
-    return;
+    return std::nullopt;
   }
+  const nlohmann::json steps = there.config.value("steps", nlohmann::json());
+  there.history = how_trained(lineage, steps.is_number_integer() ? steps.get<std::int64_t>() : 0);
+  return there;
+}
+
+// Refuses, unless `overwrite`, a run that would replace the run its folder holds (run.hpp): a
+// run's identity is its configuration and its history. A new run may take the place of the same
+// run (the same configuration, trained the same way: training it again gives the same tensors);
+// --resume of the folder's own checkpoint continues the run there (the steps may grow); a copy
+// (--resume of a checkpoint elsewhere) needs a folder that holds no run.
+void check_folder_run(const TrainConfig& config, const std::string& out_dir, bool overwrite,
+                      const NewRun& run) {
+  if (overwrite) return;
+  const std::optional<FolderRun> there = read_folder_run(out_dir);
+  if (!there) return;
   std::vector<std::string> ignored{"vocab"};  // follows from the task
-  if (resuming) ignored.push_back("steps");
-  const std::string differ = differences(there, nlohmann::json(config), ignored);
-  ag::check(differ.empty(), "run", "the output folder '", out_dir, "' holds ", what,
-            " of another configuration (", differ,
-            "); add --overwrite to replace it, or choose another folder");
+  if (run.arrival == Arrival::continue_in_place) ignored.push_back("steps");
+  const std::string differ = differences(there->config, nlohmann::json(config), ignored);
+  const std::string holds =
+      "the output folder '" + out_dir + "' holds " + there->what +
+      (differ.empty() ? " of this configuration" : " of another configuration (" + differ + ")") +
+      (there->history.empty() ? "" : ", " + there->history);
+  const std::string fix = "add --overwrite to replace it, or choose another folder";
+  switch (run.arrival) {
+    case Arrival::continue_in_place:
+      ag::check(differ.empty(), "run", "the output folder '", out_dir, "' holds ", there->what,
+                " of another configuration than its checkpoint (", differ, "); ", fix);
+      return;
+    case Arrival::copy:
+      ag::check(false, "run", holds, "; --resume continues the run of '", run.resume_from,
+                "' as a copy only into a folder that holds no run: choose an empty or new --out ",
+                "(or the checkpoint's own folder, to continue it there), or add --overwrite to ",
+                "replace the run in '", out_dir, "'");
+      return;
+    case Arrival::start:
+      ag::check(run.init_from.empty() || !same_file(run.init_from, out_dir + "/checkpoint.agt"),
+                "run", "--init '", run.init_from, "' is the checkpoint of the run that --out '",
+                out_dir, "' holds, which the fine-tune would replace; choose another --out, ",
+                "or add --overwrite to replace that run");
+      if (differ.empty() && there->history == run.history) return;  // the same run again
+      ag::check(
+          false, "run", holds,
+          there->history == run.history
+              ? ""
+              : "; this run " + (run.history.empty() ? "trains from scratch" : "is " + run.history),
+          "; ", fix);
+  }
+}
+
+}  // namespace
+
+void check_previous_run(const TrainConfig& config, const std::string& out_dir, bool overwrite) {
+  check_folder_run(config, out_dir, overwrite, NewRun{});
 }
 
 namespace {
@@ -524,6 +778,10 @@ std::optional<RunSummary> load_finished_run(const TrainConfig& config, const std
   const nlohmann::json run = read_run_json(json_path);
   // Compared as JSON, so that every field of the configuration takes part.
   if (!run.is_object() || !run.contains("config") || run["config"] != nlohmann::json(config))
+    return std::nullopt;
+  // Only a run trained from scratch is the row of a table: a fine-tune, a copy or a run whose
+  // steps were raised is not reused (and check_previous_run refuses to replace it unasked).
+  if (!how_trained(lineage_from_run_json(run, json_path), config.steps).empty())
     return std::nullopt;
   // A run is complete when its checkpoint reads back and holds all the steps: a 0-byte or
   // damaged checkpoint (a full disk, a kill) means training it again.

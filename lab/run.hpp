@@ -23,7 +23,9 @@ struct RunOptions {
   std::vector<std::int64_t> eval_lengths;  ///< final accuracy at each; empty: the train length
   bool progress = true;                    ///< a progress bar (terminal) or plain lines (logs)
   bool figures = true;                     ///< write attention.png and curves.png
-  /// Continue a saved run instead of starting one (the config passed is then ignored).
+  /// Continue a saved run instead of starting one (the config passed is then ignored). The
+  /// folder's own checkpoint.agt continues the run in place; any other checkpoint is continued
+  /// as a copy, into a folder that holds no run (run_training).
   std::string resume_from;
   /// With resume_from: train until this many steps in all (0: the saved run's total).
   std::int64_t total_steps = 0;
@@ -34,7 +36,7 @@ struct RunOptions {
   /// atomically over the last, so that a killed run resumes from it. Unset: the resumed run's
   /// own (Trainer::save_every, kept in its checkpoint), or 500 for a new run.
   std::optional<std::int64_t> save_every;
-  /// Replace a run of another configuration that the folder holds (see run_training).
+  /// Replace the run the folder holds, whatever it is (see run_training).
   bool overwrite = false;
   /// Time every op of the training steps (ag/profile.hpp) into RunSummary::profile.
   bool profile = false;
@@ -52,29 +54,45 @@ struct RunSummary {
 /// Trains (or resumes) a run, then writes the files above into options.out_dir, each
 /// atomically (run.json last), holding the folder's lock (folder_lock.hpp) from before its
 /// first check of the folder to its last file. Every check that can fail before training
-/// (configuration, memory, evaluation lengths, a writable folder, the run the folder holds)
-/// comes first. A folder that holds a run of another configuration (check_previous_run) is
-/// refused unless options.overwrite; then the files of the run the folder held are removed
-/// (run.json first), so that nothing of it is left beside the new run (a resumed run keeps
-/// the checkpoint it continues). A run that fails removes the folder it created if nothing is
-/// in it, and a run that diverges keeps its last checkpoint.
+/// (configuration, task, memory, evaluation lengths, a writable folder, the run the folder
+/// holds) comes first. A run's identity is its configuration and its history (how_trained),
+/// which run.json and the checkpoint keep as "lineage" (its segments: the total steps of each,
+/// the checkpoint it was fine-tuned from or resumed from). Unless options.overwrite, a run
+/// replaces the run its folder holds only when that is the same run (the same configuration,
+/// trained the same way), and --resume of the folder's own checkpoint continues it there (the
+/// steps may grow); --resume of a checkpoint elsewhere continues that run as a copy and needs a
+/// folder that holds no run (it says so on stderr; the checkpoint is left as it is). The files
+/// of the run the folder held are then removed (run.json first), so that nothing of it is left
+/// beside the new run (a run continued in place keeps its checkpoint until it saves). A run of
+/// 0 steps is an untrained baseline: evaluated and written, without curves. A run that fails
+/// removes the folder it created if nothing is in it, and a run that diverges keeps its last
+/// checkpoint; its error says what was saved only when steps of it were lost or it resumed.
 RunSummary run_training(const TrainConfig& config, const RunOptions& options);
 
-/// Refuses (ag::Error, naming the folder and what differs) to start a run of `config` in
-/// `out_dir` when the folder holds a run of another configuration: a finished one (run.json)
-/// or an unfinished one (a checkpoint.agt that reads back); allowed with `overwrite`. When
-/// `resuming`, the steps may differ (--resume --steps sets a new total). The task's vocabulary,
-/// which follows from the task, takes no part.
-void check_previous_run(const TrainConfig& config, const std::string& out_dir, bool overwrite,
-                        bool resuming = false);
+/// How a run was trained besides its configuration, in words, from its lineage (run.cpp) and
+/// its total steps: "" for a run trained from scratch (resumed, if at all, in its own folder
+/// with the same total, which gives the tensors of the uninterrupted run), otherwise e.g.
+/// "fine-tuned from 'a/checkpoint.agt'", "continued from 'a/checkpoint.agt' in another folder",
+/// "trained on schedules of 100, then 150 steps (--resume --steps)", joined by ", ".
+std::string how_trained(const nlohmann::json& lineage, std::int64_t steps);
 
-/// The summary of a run that finished in `out_dir` with exactly this configuration (its
-/// run.json and checkpoint.agt both present, the configuration in run.json equal to
-/// `config`), or nothing. Lets a long table or experiment be rerun without retraining the
-/// runs it already has. A run.json that is not a readable file of valid JSON, lacks its
-/// results, or holds a value out of its range (an accuracy outside 0 .. 1, a negative or
-/// non-finite loss or time) is an error naming the file and the value; a checkpoint that does
-/// not read back, or holds fewer steps, means the run is trained again.
+/// Refuses (ag::Error, naming the folder and what differs) to start a run of `config` from
+/// scratch in `out_dir` when the folder holds another run: a finished one (run.json) or an
+/// unfinished one (a checkpoint.agt that reads back) of another configuration, or one trained
+/// otherwise (a fine-tune, a copy, a run whose steps were raised); allowed with `overwrite`.
+/// The task's vocabulary, which follows from the task, takes no part. A run.json without
+/// "lineage" (an older version's) is a run from scratch, or a fine-tune when it has "init_from".
+void check_previous_run(const TrainConfig& config, const std::string& out_dir, bool overwrite);
+
+/// The summary of a run that finished in `out_dir` with exactly this configuration, trained
+/// from scratch (its run.json and checkpoint.agt both present, the configuration in run.json
+/// equal to `config`, how_trained of its lineage ""), or nothing: a fine-tune or a copy is
+/// not a from-scratch row, and check_previous_run refuses to replace it unasked. Lets a long table
+/// or experiment be rerun without retraining the runs it already has. A run.json that is not a
+/// readable file of valid JSON, lacks its results, or holds a value out of its range (an accuracy
+/// outside 0 .. 1, a negative or non-finite loss or time) is an error naming the file and the
+/// value; a checkpoint that does not read back, or holds fewer steps, means the run is trained
+/// again.
 std::optional<RunSummary> load_finished_run(const TrainConfig& config, const std::string& out_dir);
 
 /// One run of a list: its configuration and its folder.

@@ -285,6 +285,7 @@ void Trainer::save(const std::string& checkpoint) const {
                         {"seconds", std::to_string(seconds_)},
                         {"save_every", std::to_string(save_every)}};
   if (const auto source = task_->source()) metadata["task_source"] = task_source_json(*source);
+  if (!lineage.empty()) metadata["lineage"] = lineage;
   ag::save_tensors(checkpoint, tensors, metadata);
 }
 
@@ -383,6 +384,7 @@ SavedProgress read_saved_progress(const std::map<std::string, std::string>& meta
         "Trainer::resume", "'", where, "': save_every ", saved.save_every, " is outside ",
         limits::save_every.low, " .. ", limits::save_every.high);
   }
+  if (metadata.count("lineage")) saved.lineage = metadata.at("lineage");  // run.cpp reads it
   if (metadata.count("seconds")) {
     saved.seconds = finite_number(metadata.at("seconds"), where, "seconds");
     ag::check(saved.seconds >= 0, "Trainer::resume", "'", where, "': seconds is negative");
@@ -552,6 +554,7 @@ std::unique_ptr<Trainer> Trainer::read_back(
   trainer->seconds_ = saved.seconds;
   trainer->history_ = std::move(saved.history);
   if (saved.save_every >= 0) trainer->save_every = saved.save_every;
+  trainer->lineage = saved.lineage;
   return trainer;
 }
 

@@ -114,6 +114,7 @@ struct SavedProgress {
   /// The task's source (charlm's corpus: its characters and the text's hash) when the task
   /// has one; none in checkpoints of older versions, which are read as before.
   std::optional<TaskSource> task_source;
+  std::string lineage;  ///< Trainer::lineage when saved; empty: not recorded (older versions)
 };
 
 /// Every check Trainer's constructor makes: the configuration, the task (a charlm corpus is
@@ -194,6 +195,10 @@ class Trainer {
   /// How often run_training saves this run (steps; 0: only at the end). Kept in the
   /// checkpoint, so that a resumed run saves as often as the run it continues.
   std::int64_t save_every = 500;
+  /// How the run came to be, as run_training records it (JSON text: its segments, fine-tune
+  /// and resume sources; lab/run.cpp). Kept in the checkpoint so that a resumed run keeps its
+  /// history; the trainer itself never reads it.
+  std::string lineage;
 
   /// Writes model, optimiser state, data stream and history to `checkpoint` (atomically).
   void save(const std::string& checkpoint) const;

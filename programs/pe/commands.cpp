@@ -164,7 +164,8 @@ void add_train_command(CLI::App& app) {
   add_out_option(*cmd, flags->out,
                  "output folder (default results/<encoding>-<task>-l<layers>-h<heads>-s<seed>)");
   cmd->add_flag("--overwrite", flags->overwrite,
-                "replace the run of another configuration that the output folder holds");
+                "replace the run the output folder holds: one of another configuration or "
+                "trained otherwise (a fine-tune, a copy, a run whose steps were raised)");
   cmd->add_flag("--no-figures", flags->no_figures, "skip the PNG figures");
   cmd->add_option("--save-every", flags->save_every,
                   "write the checkpoint every N steps during training too (0: only at the end; "
@@ -176,13 +177,17 @@ void add_train_command(CLI::App& app) {
                 "time every op of the training steps and print where the time went");
   auto* resume = cmd->add_option("--resume", flags->resume,
                                  "continue the run saved in this checkpoint (the configuration "
-                                 "comes from it; --steps sets the new total)")
+                                 "comes from it; --steps sets the new total): DIR/checkpoint.agt "
+                                 "with --out DIR continues the run in place; --out of another "
+                                 "folder continues it there as a copy (that folder must hold no "
+                                 "run), leaving DIR as it is")
                      ->check(not_empty("a checkpoint file"))
                      ->check(existing_file());
   for (auto* option : from_checkpoint) resume->excludes(option);  // it would be ignored
   cmd->add_option("--init", flags->init,
                   "start from the weights of this checkpoint (a fine-tune: same model shape; "
-                  "new optimiser, schedule and data)")
+                  "new optimiser, schedule and data; run.json records it, so pe table --reuse "
+                  "never takes it for a run from scratch)")
       ->check(not_empty("a checkpoint file"))
       ->check(existing_file())
       ->excludes(resume);
