@@ -289,22 +289,6 @@ std::string task_options_text(const TrainConfig& config) {
   return text;
 }
 
-// The training length against the task (its options set the shortest sequence it can make:
-// ShiftK's k = 32 needs 33 tokens), before the evaluation lengths, which default to it: the
-// mistake is --length against --task-option, whatever is evaluated.
-// Checked on the configuration, before the trainer (whose own check names neither option) is
-// built.
-void check_training_length(const TrainConfig& config) {
-  const std::unique_ptr<Task> made = make_task(config.task, config.task_options);
-  const Task& task = *made;
-  const std::int64_t length = config.length;
-  const std::string options = task_options_text(config);
-  ag::check(length >= task.min_length(), "train", "task ", task.name(),
-            " cannot make sequences of length ", length, " (--length): it needs at least ",
-            task.min_length(), " tokens", options.empty() ? "" : " with --task-option " + options,
-            "; give --length ", task.min_length(), " or more, or change --task-option");
-}
-
 // The evaluation lengths: long enough for the task, short enough for memory.
 void check_lengths(const Trainer& trainer, const std::vector<std::int64_t>& lengths) {
   const Task& task = trainer.task();
@@ -483,7 +467,6 @@ RunSummary run_training(const TrainConfig& requested, const RunOptions& options)
     if (arriving.arrival == Arrival::copy) segment["other_folder"] = true;
     lineage.push_back(segment);
   } else {
-    check_training_length(requested);
     trainer = std::make_unique<Trainer>(requested);
     nlohmann::json segment = {{"start", 0}, {"steps", trainer->config().steps}};
     if (!options.init_from.empty()) {

@@ -78,6 +78,23 @@ std::string option_flags(const std::map<std::string, std::string>& options) {
   return out;
 }
 
+// The training length against the task, whose options set the shortest sequence it can make
+// (ShiftK's k = 32 needs 33 tokens): the mistake is --length against --task-option, and the
+// message names both. Then the task's own rules (an odd length for a task of pairs), so that
+// they fail here and not at step 1.
+void check_training_length(const Task& task, const TrainConfig& config) {
+  if (config.length < task.min_length()) {
+    std::string options;
+    for (const auto& [key, value] : config.task_options)
+      options += (options.empty() ? " with --task-option " : " --task-option ") + key + "=" + value;
+    throw ag::Error("train: task " + task.name() + " cannot make sequences of length " +
+                    std::to_string(config.length) + " (--length): it needs at least " +
+                    std::to_string(task.min_length()) + " tokens" + options + "; give --length " +
+                    std::to_string(task.min_length()) + " or more, or change --task-option");
+  }
+  task.check_length(config.length);
+}
+
 // One forward pass of a sequence at the training length and at the positions training uses
 // (randomized ones reach L_max - 1): an encoding option that cannot serve them, such as a
 // learned table's max_len below --length, is refused here, naming the options, rather than
@@ -112,7 +129,7 @@ void check_trainable(const TrainConfig& requested) {
   TrainConfig config = requested;
   config.validate();
   const auto task = make_task(config.task, config.task_options);
-  task->check_length(config.length);
+  check_training_length(*task, config);
   config.model.vocab = task->vocab_size();
   check_memory(config, config.model.vocab);
   ag::Rng rng(config.seed);
@@ -126,8 +143,7 @@ Trainer::Trainer(TrainConfig config, std::unique_ptr<Task> task)
     : config_(std::move(config)), task_(std::move(task)) {
   config_.validate();
   if (!task_) task_ = make_task(config_.task, config_.task_options);
-  task_->check_length(
-      config_.length);  // an odd length for a task of pairs fails here, not at step 1
+  check_training_length(*task_, config_);
   config_.model.vocab = task_->vocab_size();
   check_memory(config_, config_.model.vocab);  // before the model and its optimiser exist
   ag::Rng init = ag::Rng(config_.seed).fork(kInitStream);
