@@ -126,6 +126,30 @@ double estimated_bytes(const TrainConfig& c, std::int64_t vocab, std::int64_t ev
           L * (eval_width_terms + 2.3 * B * H * T * T + 0.4 * T * T + encoding.evaluating));
 }
 
+double estimated_generation_bytes(const TrainConfig& c, std::int64_t vocab,
+                                  const GenerationPlan& plan) {
+  const double kFloat = 4;
+  TrainConfig one = c;
+  one.eval_sequences = 1;  // generation decodes one text
+  const std::int64_t longest = std::max<std::int64_t>(1, plan.prompt + plan.tokens - 1);
+  if (!plan.cache) return estimated_bytes(one, vocab, longest);
+  const double C = double(c.model.width), H = double(c.model.heads), L = double(c.model.layers);
+  // The window cache reads the prompt a token at a time too, and keeps at most S + W tokens;
+  // the plain cache reads the prompt in one pass and keeps every token.
+  const bool windowed = plan.window > 0;
+  const double kept = double(windowed ? std::min(longest, plan.sinks + plan.window) : longest);
+  const double first_pass =
+      windowed ? kFloat * parameter_values(c, vocab) : estimated_bytes(one, vocab, plan.prompt);
+  // Per layer and kept token: its key and value (C each), the encoding's slot (a value per
+  // head at most: FoX's running sums) and, for the window cache, its stream position.
+  const double cache = L * kept * (2 * C + H + 1);
+  // While a layer appends (or evicts), its old and new keys and values live at once; one
+  // step's activations over the kept keys: scores and weights [H, 1, n], and keys rotated or
+  // encoded afresh ([n, C]: PoPE's, RoPE's turn in cache mode, Transformer-XL's R).
+  const double step = 2 * kept * C + kept * (C + 8 * H) + double(vocab) * 4;
+  return first_pass + kFloat * (cache + step);
+}
+
 namespace {
 
 // PE_MEMORY_LIMIT_BYTES as the user wrote it: digits only, so that a typo is not read as 0.
