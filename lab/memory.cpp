@@ -33,26 +33,70 @@ std::int64_t option_or_default(const TrainConfig& c, const char* key, std::int64
   }
 }
 
-// Chapter 9's MLPs of the distance, per layer (the bias hook runs in every layer, even with
-// one function shared by all of them). The defaults are the chapter's (fire.hpp,
-// dynamic_position_bias.hpp), written again here since the lab may not know chapter 9.
-// FIRE runs f at every (query, key): its input depends on the query, not on the distance
-// alone, so [T * T, width] hidden units (the linear layer and its ReLU), [T * T, H] out and
-// about eight [T, T] tensors for the normalised distance. The dynamic position bias runs f
-// once per distance, [T, width] per hidden layer (linear, sigmoid, SiLU), then gathers
-// [T, T, H] and permutes it. Both add the [H, T, T] bias to a new [B, H, T, T].
-double distance_mlp_values(const TrainConfig& c, double B, double T, double H) {
-  if (c.encoding == "fire") {
-    const double width = double(option_or_default(c, "width", 32));
-    return T * T * (2 * width + 3 * H + 8) + B * H * T * T;
+// What one layer holds at the peak, in float values, for B sequences of T tokens: when
+// training, every activation the backward pass needs and the gradients it is making; when
+// evaluating (no gradients), what lives at once while a layer runs. The coefficients are
+// measured, not derived: ag's counter of live tensor bytes at the peak of a training step and
+// of an evaluation, at lengths 512 to 4096 (lab/tests/test_memory_measured.cpp holds every
+// encoding to 25% of it). What grows with T * T dominates there: plain attention holds about
+// 7.4 [B, H, T, T] tensors in training (scores, mask, softmax, their gradients) and 2.3 when
+// evaluating, plus a [T, T] mask.
+struct LayerValues {
+  double training = 0, evaluating = 0;
+};
+
+// The defaults of the encodings' options that size what they hold, written again here since
+// the lab may not know the chapters that define them (fire.hpp, dynamic_position_bias.hpp).
+// An encoding not named here holds only [B, T, C] tensors (sinusoidal, learned, RoPE, xPos,
+// PoPE, the hybrid's local and global RoPE layers, and any encoding added later): an encoding
+// that adds a [T, T] term of its own adds a line here, with its measurement in that test.
+LayerValues encoding_values(const TrainConfig& c, double B, double T, double H, double D) {
+  const double heads_scores = B * H * T * T, bias = H * T * T, pairs = T * T;
+  const std::string& e = c.encoding;
+  if (e == "shaw") {  // the key term; with -o pairwise=true the [T, T, D] tables as written
+    EncodingSpec spec;
+    spec.options = c.encoding_options;
+    bool pairwise = false;
+    try {
+      pairwise = bool_option(spec, "shaw", "pairwise", false);
+    } catch (const ag::Error&) {
+      // the encoding itself refuses the value as it builds
+    }
+    if (pairwise) return {4 * heads_scores + 3 * pairs * D, 0.5 * heads_scores + pairs * D};
+    return {3.2 * heads_scores, 1.5 * heads_scores};
   }
-  if (c.encoding == "dpb") {
+  // Transformer-XL's content-to-position and position terms, shifted into place (padding and
+  // slicing copies); CoPE's gates, their running sums and the interpolated position logits.
+  if (e == "xl") return {11 * heads_scores, 4.7 * heads_scores};
+  if (e == "cope") return {11 * heads_scores, 2.6 * heads_scores};
+  // An [H, T, T] bias from the distances (buckets, slopes), added to a new [B, H, T, T].
+  if (e == "t5") return {heads_scores + 2 * bias, 0.5 * bias};
+  if (e == "alibi") return {heads_scores + bias, 0.5 * bias};
+  if (e == "fox") return {2 * heads_scores, 0.5 * heads_scores};  // the forget gates' sums
+  if (e == "kerple") return {7 * bias, 2 * bias};  // its kernel of the distance, per head
+  // FIRE runs its MLP at every (query, key): its input depends on the query, not on the
+  // distance alone, so [T * T, width] hidden units (the linear layer and its ReLU).
+  if (e == "fire") {
+    const double width = double(option_or_default(c, "width", 32));
+    return {pairs * (3 * width + 7), pairs * (width + 0.5)};
+  }
+  // The dynamic position bias runs its MLP once per distance, [T, width] per hidden layer
+  // (linear, sigmoid, SiLU), then gathers and permutes an [H, T, T] bias.
+  if (e == "dpb") {
     const double width =
         double(option_or_default(c, "width", std::max<std::int64_t>(1, c.model.width / 4)));
     const double depth = double(option_or_default(c, "depth", 2));
-    return T * (3 * width * depth + H) + 2 * H * T * T + B * H * T * T;
+    const double mlp = T * 3 * width * depth;
+    return {heads_scores + 2 * bias + 2 * mlp, 0.5 * bias + mlp};
   }
-  return 0;
+  return {};
+}
+
+double parameter_values(const TrainConfig& c, std::int64_t vocab) {
+  const double C = double(c.model.width), F = double(c.model.ffn_width), L = double(c.model.layers);
+  // Embedding, output head, and per layer four projections, the feed-forward and the norms;
+  // a learned table of positions is at most longest * C more.
+  return 2 * double(vocab) * C + L * (4 * C * C + 2 * C * F + 6 * C) + double(c.table_length()) * C;
 }
 
 }  // namespace
@@ -61,30 +105,49 @@ double estimated_bytes(const TrainConfig& c, std::int64_t vocab, std::int64_t ev
   const double kFloat = 4;  // the model trains in float32
   const double C = double(c.model.width), F = double(c.model.ffn_width), H = double(c.model.heads),
                L = double(c.model.layers), V = double(vocab);
-  const double D = C / H;
-  const double longest = double(c.table_length());
-  // Embedding, output head, and per layer four projections, the feed-forward and the norms;
-  // a learned table of positions is at most longest * C more.
-  const double parameters = 2 * V * C + L * (4 * C * C + 2 * C * F + 6 * C) + longest * C;
+  const double parameters = parameter_values(c, vocab);
   const bool training = eval_length <= 0;
   const double T = training ? double(c.length) : double(eval_length);
   const double B =
       training ? double(c.batch) : double(std::min<std::int64_t>(64, c.eval_sequences));
-  // Per layer: about a dozen [B, T, C] tensors, three [B, T, F], and four [B, H, T, T] (scores,
-  // mask, softmax, weights). Shaw adds a score-sized key term and its gradient, and with
-  // -o pairwise=true two [T, T, D] tensors and their gradients on top; FIRE and the dynamic
-  // position bias their MLP's activations (distance_mlp_values).
-  double per_layer = B * T * (12 * C + 3 * F) + 4 * B * H * T * T + distance_mlp_values(c, B, T, H);
-  if (c.encoding == "shaw") {
-    EncodingSpec spec;  // read the option as the encoding will
-    spec.options = c.encoding_options;
-    const bool builds_pairs = bool_option(spec, "shaw", "pairwise", false);
-    per_layer += 2 * B * H * T * T + (builds_pairs ? 2 * T * T * D * 2 : 0);
-  }
-  const double activations = L * per_layer + 3 * B * T * V;  // logits, softmax, gradient
+  // Per layer: about a dozen [B, T, C] tensors and three [B, T, F] (each with its gradient)
+  // when training, four and one when evaluating, attention's [B, H, T, T] ones and a [T, T] mask,
+  // and the encoding's own.
+  const LayerValues encoding = encoding_values(c, B, T, H, C / H);
+  const double width_terms = B * T * (12 * C + 3 * F), eval_width_terms = B * T * (4 * C + F);
+  // logits, softmax and the gradient of the loss; evaluation also copies the logits out
+  const double logits = 3 * B * T * V;
   // Training keeps every activation and its gradient; parameters, gradients, m and v.
-  if (training) return kFloat * (4 * parameters + 2 * activations);
-  return kFloat * (parameters + activations);
+  if (training)
+    return kFloat * (4 * parameters + 2 * logits +
+                     L * (2 * width_terms + 7.4 * B * H * T * T + T * T + encoding.training));
+  return kFloat *
+         (parameters + logits +
+          L * (eval_width_terms + 2.3 * B * H * T * T + 0.4 * T * T + encoding.evaluating));
+}
+
+double estimated_generation_bytes(const TrainConfig& c, std::int64_t vocab,
+                                  const GenerationPlan& plan) {
+  const double kFloat = 4;
+  TrainConfig one = c;
+  one.eval_sequences = 1;  // generation decodes one text
+  const std::int64_t longest = std::max<std::int64_t>(1, plan.prompt + plan.tokens - 1);
+  if (!plan.cache) return estimated_bytes(one, vocab, longest);
+  const double C = double(c.model.width), H = double(c.model.heads), L = double(c.model.layers);
+  // The window cache reads the prompt a token at a time too, and keeps at most S + W tokens;
+  // the plain cache reads the prompt in one pass and keeps every token.
+  const bool windowed = plan.window > 0;
+  const double kept = double(windowed ? std::min(longest, plan.sinks + plan.window) : longest);
+  const double first_pass =
+      windowed ? kFloat * parameter_values(c, vocab) : estimated_bytes(one, vocab, plan.prompt);
+  // Per layer and kept token: its key and value (C each), the encoding's slot (a value per
+  // head at most: FoX's running sums) and, for the window cache, its stream position.
+  const double cache = L * kept * (2 * C + H + 1);
+  // While a layer appends (or evicts), its old and new keys and values live at once; one
+  // step's activations over the kept keys: scores and weights [H, 1, n], and keys rotated or
+  // encoded afresh ([n, C]: PoPE's, RoPE's turn in cache mode, Transformer-XL's R).
+  const double step = 2 * kept * C + kept * (C + 8 * H) + double(vocab) * 4;
+  return first_pass + kFloat * (cache + step);
 }
 
 namespace {

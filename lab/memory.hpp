@@ -33,6 +33,26 @@ struct AvailableMemory {
 /// is for, and its message says which figure it used.
 AvailableMemory available_memory();
 
+/// What `pe generate` (and `pe eval --window`) decodes, for estimated_generation_bytes.
+struct GenerationPlan {
+  std::int64_t prompt = 1;  ///< P: tokens of the prompt
+  std::int64_t tokens = 1;  ///< N: tokens written after it (the last one is never read back)
+  bool cache = true;        ///< through the key/value cache; false: a full pass per token
+  std::int64_t window = 0;  ///< W of chapter 12's window cache, read a token at a time; 0: none
+  std::int64_t sinks = 0;   ///< S of the window cache: the first tokens it never evicts
+};
+
+/// Bytes that decoding `plan` needs, the model at inference (no gradients, one sequence):
+/// the parameters; with the key/value cache, the prompt's one pass (as estimated_bytes
+/// evaluates it, at length P) and then, per layer, the key and value of every token read
+/// (P + N - 1 of them; a copy more of one layer's while the cache grows) with what the
+/// encoding keeps in its cache slot, and one step's activations over those keys; with the
+/// window cache the same over the S + W tokens it keeps at most; without a cache, a full
+/// pass at length P + N - 1. Far below estimated_bytes at the same length, which counts the
+/// [T, T] scores of a full pass: the cache needs only [T, C] per layer.
+double estimated_generation_bytes(const TrainConfig& config, std::int64_t vocab,
+                                  const GenerationPlan& plan);
+
 /// Throws ag::Error with both figures when estimated_bytes(...) exceeds available_memory().
 /// When no figure could be read, says so once on stderr and refuses nothing.
 void check_memory(const TrainConfig& config, std::int64_t vocab, std::int64_t eval_length = 0);

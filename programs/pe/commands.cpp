@@ -261,6 +261,9 @@ void stream_evaluation(Trainer& trainer, const StreamFlags& flags, std::int64_t 
   check_window_options(options);
   // one held-out window of the corpus, as pe eval's sequences are drawn, and its last target
   trainer.task().check_length(characters);
+  require_memory(estimated_generation_bytes(trainer.config(), trainer.config().model.vocab,
+                                            {1, characters, true, flags.window, flags.sinks}),
+                 "reading " + std::to_string(characters) + " characters through the window cache");
   const Batch text = trainer.task().held_out(1, characters, trainer.config().seed);
   std::vector<std::int64_t> tokens = text.inputs.values;
   tokens.push_back(text.targets.values.back());

@@ -227,8 +227,13 @@ void add_generate_command(CLI::App& app) {
     const std::vector<std::int64_t> prompt = encode_text(trainer->task(), flags->prompt);
     ag::check(options.tokens >= 1 && options.tokens <= kMostTokens, "generate",
               "--tokens must be from 1 to ", kMostTokens, ", got ", options.tokens);
-    check_memory(trainer->config(), trainer->config().model.vocab,
-                 std::int64_t(prompt.size()) + options.tokens);
+    // decoding through the cache holds [T, C] per layer, not a full pass's [T, T] scores
+    const GenerationPlan plan{std::int64_t(prompt.size()), options.tokens, options.cache,
+                              options.window, options.sinks};
+    require_memory(
+        estimated_generation_bytes(trainer->config(), trainer->config().model.vocab, plan),
+        "generating " + std::to_string(options.tokens) + " characters after a prompt of " +
+            std::to_string(prompt.size()));
     const auto ids = generate_tokens(trainer->model(), prompt, options);
     std::cout << decode_tokens(trainer->task(), ids) << "\n";
   });
