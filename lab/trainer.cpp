@@ -139,13 +139,13 @@ void check_trainable(const TrainConfig& requested) {
 
 Trainer::Trainer(TrainConfig config) : Trainer(std::move(config), nullptr) {}
 
-Trainer::Trainer(TrainConfig config, std::unique_ptr<Task> task)
+Trainer::Trainer(TrainConfig config, std::unique_ptr<Task> task, bool will_train)
     : config_(std::move(config)), task_(std::move(task)) {
   config_.validate();
   if (!task_) task_ = make_task(config_.task, config_.task_options);
   check_training_length(*task_, config_);
   config_.model.vocab = task_->vocab_size();
-  check_memory(config_, config_.model.vocab);  // before the model and its optimiser exist
+  if (will_train) check_memory(config_, config_.model.vocab);  // before the model exists
   ag::Rng init = ag::Rng(config_.seed).fork(kInitStream);
   model_ = build_model(config_, init);
   check_reaches_training_length(*model_, config_);
@@ -551,7 +551,10 @@ std::unique_ptr<Trainer> Trainer::read_back(
               "' (its options: ", set.empty() ? "none" : set, ")");
   }
   const ag::Rng data_rng = ag::Rng::from_state(saved.data_rng);
-  std::unique_ptr<Trainer> trainer(new Trainer(config, std::move(task)));
+  // A model loaded for use (load: eval, generate, heatmap, export) is checked by the estimate
+  // of that work, not of a training step it will not take.
+  std::unique_ptr<Trainer> trainer(
+      new Trainer(config, std::move(task), allowed == SourceChange::none));
   ag::load_module(file.tensors, trainer->model(), checkpoint, kOptimizerPrefix);
   std::map<std::string, ag::Tensor> by_name(file.tensors.begin(), file.tensors.end());
   ag::Adam::State state;

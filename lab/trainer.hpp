@@ -217,8 +217,9 @@ class Trainer {
 
  private:
   /// The public constructor with the task already made (resume checks the task against the
-  /// checkpoint before the model is built).
-  Trainer(TrainConfig config, std::unique_ptr<Task> task);
+  /// checkpoint before the model is built). `will_train`: the memory a training step needs is
+  /// checked (load(), for evaluation and generation, leaves that to the command's own estimate).
+  Trainer(TrainConfig config, std::unique_ptr<Task> task, bool will_train = true);
   /// resume() and load(): `allowed` is how much of the task's source may have changed.
   static std::unique_ptr<Trainer> read_back(const std::string& checkpoint,
                                             const std::map<std::string, std::string>& options,
