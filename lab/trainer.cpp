@@ -92,7 +92,12 @@ void check_training_length(const Task& task, const TrainConfig& config) {
                     std::to_string(task.min_length()) + " tokens" + options + "; give --length " +
                     std::to_string(task.min_length()) + " or more, or change --task-option");
   }
-  task.check_length(config.length);
+  try {
+    task.check_length(config.length);
+  } catch (const ag::Error& e) {
+    throw ag::Error("train: --length " + std::to_string(config.length) + " does not suit task " +
+                    task.name() + " (" + e.what() + ")");
+  }
 }
 
 // One forward pass of a sequence at the training length and at the positions training uses
