@@ -52,9 +52,9 @@ inline void expect_one_line_error(const Outcome& o, const std::string& fragment,
   EXPECT_NE(o.output.find(fragment), std::string::npos) << what << ": " << o.output;
 }
 
-/// `pe <args>` with stderr joined to stdout.
-inline Outcome run(const std::string& args) {
-  const std::string command = std::string(PE_BINARY) + " " + args + " 2>&1";
+/// A shell command's exit status and the output it sends into the pipe (the command says
+/// which streams: "... 2>&1" joins stderr).
+inline Outcome run_shell(const std::string& command) {
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return {-2, "popen failed"};
   Outcome outcome{0, ""};
@@ -64,6 +64,14 @@ inline Outcome run(const std::string& args) {
   outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return outcome;
 }
+
+/// `program <args>` (any program of the build) with stderr joined to stdout.
+inline Outcome run_program(const std::string& program, const std::string& args) {
+  return run_shell(program + " " + args + " 2>&1");
+}
+
+/// `pe <args>` with stderr joined to stdout.
+inline Outcome run(const std::string& args) { return run_program(PE_BINARY, args); }
 
 /// Starts `pe <args>` in the background (output discarded); returns its process id, which
 /// stays pe's own (sh execs it, and pe only ever execs itself again).

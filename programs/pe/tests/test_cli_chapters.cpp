@@ -29,20 +29,9 @@ namespace {
 
 using pe_test::expect_one_line_error;
 using pe_test::Outcome;
+using pe_test::run_program;
 
 std::string temp_dir(const std::string& name) { return pe_test::fresh_dir("pe_chapters_" + name); }
-
-// `program <args>` with stderr joined to stdout, as pe_test::run does for pe.
-Outcome run_program(const std::string& program, const std::string& args) {
-  FILE* pipe = popen((program + " " + args + " 2>&1").c_str(), "r");
-  if (!pipe) return {-2, "popen failed"};
-  Outcome outcome{0, ""};
-  char buffer[4096];
-  while (std::fgets(buffer, sizeof buffer, pipe)) outcome.output += buffer;
-  const int status = pclose(pipe);
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return outcome;
-}
 
 // What `program <args>` printed on stdout alone, split into lines (its stderr is dropped).
 std::vector<std::string> stdout_lines(const std::string& program, const std::string& args) {

@@ -20,17 +20,7 @@ using pe_test::expect_one_line_error;
 using pe_test::kTinyTrain;
 using pe_test::Outcome;
 using pe_test::run;
-
-Outcome run_program(const std::string& program, const std::string& args) {
-  FILE* pipe = popen((program + " " + args + " 2>&1").c_str(), "r");
-  if (!pipe) return {-2, "popen failed"};
-  Outcome outcome{0, ""};
-  char buffer[4096];
-  while (std::fgets(buffer, sizeof buffer, pipe)) outcome.output += buffer;
-  const int status = pclose(pipe);
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return outcome;
-}
+using pe_test::run_program;
 
 }  // namespace
 

@@ -30,15 +30,7 @@ const std::string kFullMessage = "cannot write to standard output: No space left
 
 // `program <args>` with its stdout on /dev/full: the exit status and what it printed on stderr.
 Outcome run_into_full_disk(const std::string& program, const std::string& args) {
-  const std::string command = program + " " + args + " 2>&1 >/dev/full";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return {-2, "popen failed"};
-  Outcome outcome{0, ""};
-  std::array<char, 4096> buffer;
-  while (std::fgets(buffer.data(), buffer.size(), pipe)) outcome.output += buffer.data();
-  const int status = pclose(pipe);
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return outcome;
+  return pe_test::run_shell(program + " " + args + " 2>&1 >/dev/full");
 }
 
 // The failure every case must give: exit status 1, and the last line of stderr the program's
