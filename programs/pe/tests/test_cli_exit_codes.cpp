@@ -124,8 +124,9 @@ TEST(CliExitCodes, ThreadCountThatIsNoNumberGetsOneCoherentNote) {
   const auto note = o.output.find("note: OMP_NUM_THREADS='abc' is not a positive whole number");
   ASSERT_NE(note, std::string::npos) << o.output;
   const auto warning = o.output.find("OMP_NUM_THREADS");
-  if (warning < note)  // libgomp's own line came first: the note must say it is the same
+  if (warning < note) {  // libgomp's own line came first: the note must say it is the same
     EXPECT_NE(o.output.find("warning above", note), std::string::npos) << o.output;
+  }
   EXPECT_NE(o.output.find("every core is used"), std::string::npos) << o.output;
 }
 
