@@ -6,7 +6,8 @@
 //
 //   0  done
 //   1  the work failed: a damaged or unreadable file, a full disk, memory, training diverging,
-//      standard output that cannot be written
+//      standard output that cannot be written, an output folder that holds another run (the
+//      state of the disk, which --overwrite changes) or that another process is writing
 //   2  the command line is wrong: an unknown or repeated option, a bad value, a file named
 //      on it that does not exist, an unknown encoding, task or option name, a configuration
 //      that cannot be trained as given (anything found before the work starts; UsageError)

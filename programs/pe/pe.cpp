@@ -29,10 +29,11 @@ namespace {
 // same).
 constexpr const char* kExitStatuses =
     "Exit status: 0 done; 1 the work failed (a damaged or unreadable file, a full disk or "
-    "standard output that cannot be written, memory, training diverging); 2 the command line "
-    "is wrong (an unknown or repeated option, a bad value, a file named on it that does not "
-    "exist, an unknown encoding, task or option name, a configuration that cannot be trained as "
-    "given).";
+    "standard output that cannot be written, memory, training diverging, an output folder that "
+    "holds another run or that another process is writing); 2 the command line is wrong (an "
+    "unknown or repeated option, a bad value, a file named on it that does not exist, an output "
+    "that is a pipe, a device or a link, an unknown encoding, task or option name, a "
+    "configuration that cannot be trained as given).";
 
 // What the command named on the command line was doing, for a std::bad_alloc's message.
 std::string doing(const CLI::App& app) {
