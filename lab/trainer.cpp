@@ -1,5 +1,6 @@
 #include "lab/trainer.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <type_traits>
 
 #include "ag/io.hpp"
+#include "ag/micro_batches.hpp"
 #include "ag/numbers.hpp"
 #include "ag/profile.hpp"
 #include "lab/memory.hpp"
@@ -184,11 +186,30 @@ double Trainer::step() {
                            : Positions(0);
   optimizer_->lr = learning_rate(steps_done_);
   optimizer_->zero_grad();
-  ag::Tensor loss = sequence_loss(model_->forward(batch.inputs, at), batch.targets);
-  const double value = loss.item();
+  // The batch in a fixed number of micro-batches (ag/micro_batches.hpp), each on a thread of
+  // its own when there are threads; the loss is the mean over every scored target of the
+  // batch, so each micro-batch's mean weighs by its share of them.
+  const std::int64_t B = batch.inputs.shape[0], T = batch.inputs.shape[1];
+  const std::int64_t pieces = ag::micro_batch_count(B, T);
+  const auto scored = [&](const ag::Indices& targets) {
+    return std::count_if(targets.values.begin(), targets.values.end(),
+                         [](std::int64_t t) { return t != kIgnore; });
+  };
+  const double all_scored = double(scored(batch.targets));
+  ag::check(all_scored > 0, "train", "a training batch of ", config_.task, " has no scored target");
+  const double value = ag::accumulate_micro_batches(pieces, [&](std::int64_t i) {
+    const ag::MicroBatchRows rows = ag::micro_batch_rows(B, pieces, i);
+    const auto rows_of = [&](const ag::Indices& all) {
+      return ag::Indices{{all.values.begin() + rows.first * T, all.values.begin() + rows.end * T},
+                         {rows.end - rows.first, T}};
+    };
+    const ag::Indices inputs = rows_of(batch.inputs), targets = rows_of(batch.targets);
+    const double share = double(scored(targets)) / all_scored;
+    if (share == 0) return ag::WeightedLoss{};  // nothing to learn from here
+    return ag::WeightedLoss{sequence_loss(model_->forward(inputs, at), targets), share};
+  });
   ag::check(std::isfinite(value), "train", "training diverged at step ", steps_done_ + 1,
             ": the loss is ", value, " (a smaller --lr or --clip may help)");
-  loss.backward();
   const double norm = ag::clip_grad_norm(model_->parameters(), config_.clip);
   ag::check(std::isfinite(norm), "train", "training diverged at step ", steps_done_ + 1,
             ": the gradient norm is ", norm, " (a smaller --lr or --clip may help)");

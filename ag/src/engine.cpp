@@ -1,6 +1,7 @@
 // The backward engine: order the tape, then push gradients from the root to the leaves.
 #include <unordered_map>
 
+#include "ag/micro_batches.hpp"
 #include "ag/ops.hpp"
 #include "ag/profile.hpp"
 #include "ag/src/impl.hpp"
@@ -80,6 +81,11 @@ void accumulate(Tensor& total, const Tensor& increment) {
 // case: a backward rule's fresh result), else a copy.
 void accumulate_leaf(const Tensor& leaf, const Tensor& increment) {
   profile::Scope scope("accumulate gradients", profile::Phase::backward);
+  // A micro-batch's sweep (ag/micro_batches.hpp): kept apart, summed later in a fixed order.
+  if (GradientCapture* capture = current_gradient_capture()) {
+    capture->add(leaf, increment);
+    return;
+  }
   if (Tensor total = leaf.grad(); total.defined())
     add_into(total, increment);
   else if (owned_alone(increment))

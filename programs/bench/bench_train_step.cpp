@@ -33,6 +33,7 @@
 
 #include "ag/files.hpp"
 #include "ag/kernels/dispatch.hpp"
+#include "ag/micro_batches.hpp"
 #include "ag/optim.hpp"
 #include "ag/profile.hpp"
 #include "ag/threads.hpp"
@@ -61,19 +62,38 @@ double step_flops(const pe::DecoderConfig& c, std::int64_t B, std::int64_t T) {
   return 3 * forward;
 }
 
+// One step as the trainer takes it (lab/trainer.cpp): the batch in `pieces` micro-batches
+// (ag/micro_batches.hpp), each on a thread of its own when there are threads; pieces = 1 is the
+// whole batch in one pass, its ops split between the threads.
+double step(pe::Decoder& model, ag::AdamW& optimizer, const ag::Indices& ids,
+            const ag::Indices& targets, std::int64_t pieces, std::int64_t V) {
+  const std::int64_t B = ids.shape[0], T = ids.shape[1];
+  optimizer.zero_grad();
+  const double loss = ag::accumulate_micro_batches(pieces, [&](std::int64_t i) {
+    const ag::MicroBatchRows rows = ag::micro_batch_rows(B, pieces, i);
+    const auto first = rows.first * T, end = rows.end * T;
+    const ag::Indices x{{ids.values.begin() + first, ids.values.begin() + end},
+                        {rows.end - rows.first, T}};
+    const ag::Indices y{{targets.values.begin() + first, targets.values.begin() + end},
+                        {end - first}};
+    ag::Tensor logits = model.forward(x);
+    return ag::WeightedLoss{ag::cross_entropy(ag::reshape(logits, {end - first, V}), y),
+                            double(end - first) / double(B * T)};
+  });
+  optimizer.step();
+  return loss;
+}
+
 double median_ms(pe::Decoder& model, ag::AdamW& optimizer, ag::Rng& rng, int steps,
-                 const pe::DecoderConfig& config, std::int64_t B, std::int64_t T) {
+                 const pe::DecoderConfig& config, std::int64_t B, std::int64_t T,
+                 std::int64_t pieces) {
   std::vector<double> times;
   for (int s = 0; s < steps + 2; ++s) {
     const ag::Indices ids = random_ids(rng, B, T, config.vocab);
     ag::Indices targets = random_ids(rng, B * T, 1, config.vocab);
     targets.shape = {B * T};
     const auto start = std::chrono::steady_clock::now();
-    optimizer.zero_grad();
-    ag::Tensor logits = model.forward(ids);
-    ag::Tensor loss = ag::cross_entropy(ag::reshape(logits, {B * T, config.vocab}), targets);
-    loss.backward();
-    optimizer.step();
+    step(model, optimizer, ids, targets, pieces, config.vocab);
     const auto end = std::chrono::steady_clock::now();
     if (s >= 2) times.push_back(std::chrono::duration<double, std::milli>(end - start).count());
   }
@@ -137,6 +157,7 @@ nlohmann::json profile_summary(const ag::profile::Report& report, int steps, dou
 static int program_main(int argc, char** argv) {
   int steps = 20;
   bool profile = false;
+  std::int64_t pieces = 0;  // 0: the trainer's rule
   std::string summary_path;
   pe::DecoderConfig config;  // the reference model
   CLI::App app{
@@ -152,6 +173,11 @@ static int program_main(int argc, char** argv) {
   app.add_option("--heads", config.heads, "attention heads (the width 256 must divide)")
       ->capture_default_str()
       ->check(pe::whole_number<std::int64_t>(1, 256));
+  app.add_option("--micro-batches", pieces,
+                 "micro-batches per step (default: the trainer's rule, ag::micro_batch_count: 4 "
+                 "for the reference batch); 1 runs the whole batch in one pass, each op split "
+                 "between the threads")
+      ->check(pe::whole_number<std::int64_t>(1, 64));
   app.add_flag("--profile", profile, "also print where the time of the steps at 1 thread went");
   app.add_option("--summary", summary_path,
                  "also write what it printed and its numbers by name to this JSON file")
@@ -188,21 +214,23 @@ static int program_main(int argc, char** argv) {
               path.c_str());
   summary["peak"] = {{"isa", peak_isa}, {"gflops", peak}, {"kernels", path}};
   const std::int64_t B = 64, T = 32;
+  if (pieces == 0) pieces = ag::micro_batch_count(B, T);
   ag::Rng rng(0);
   pe::Decoder model(config, std::make_shared<pe::NoEncoding>(), rng);
   ag::AdamW optimizer(model.parameters(), 1e-3);
   const double gflop = step_flops(config, B, T) / 1e9;
   std::printf(
       "reference step: batch %ld, length %ld, %ld layers, %ld heads, %.2f GFLOP of matmul per "
-      "step\n",
-      long(B), long(T), long(config.layers), long(config.heads), gflop);
+      "step, %ld micro-batches\n",
+      long(B), long(T), long(config.layers), long(config.heads), gflop, long(pieces));
   summary["batch"] = B;
   summary["length"] = T;
   summary["step_gflop"] = gflop;
+  summary["micro_batches"] = pieces;
   double one_thread_ms = 0;
   for (int threads : {1, 2}) {
     ag::set_max_threads(threads);
-    const double ms = median_ms(model, optimizer, rng, steps, config, B, T);
+    const double ms = median_ms(model, optimizer, rng, steps, config, B, T, pieces);
     const double rate = gflop / (ms / 1e3);
     const double of_limit = peak > 0 ? rate / (peak * threads) : 0.0;
     std::printf(
@@ -219,7 +247,7 @@ static int program_main(int argc, char** argv) {
   if (profile) {
     ag::set_max_threads(1);
     ag::profile::start();
-    median_ms(model, optimizer, rng, steps, config, B, T);
+    median_ms(model, optimizer, rng, steps, config, B, T, pieces);
     const ag::profile::Report report = ag::profile::stop();
     std::printf("\nprofile at 1 thread, %d steps (the 2 warm-up steps included):\n%s", steps + 2,
                 ag::profile::format(report, steps + 2).c_str());
