@@ -1,5 +1,8 @@
 // One training step of the reference model (1 layer, 1 head, width 256, feed-forward 1024,
-// batch 64, length 32): forward, backward and an AdamW step, timed with 1 and 2 threads.
+// batch 64, length 32): forward, backward and an AdamW step, timed with 1 and 2 threads. The
+// step is taken as the trainer takes it, in micro-batches (ag/micro_batches.hpp: 4 here, each
+// on a thread of its own); with 2 threads it is also timed the other way, the whole batch in
+// one pass with each op split between the threads. --micro-batches N chooses another count.
 // --layers and --heads change the model (the 8-layer NoPE run: --layers 8); --profile also
 // prints where the time of the steps at 1 thread went, op by op (ag/profile.hpp).
 //
@@ -11,7 +14,8 @@
 // --summary FILE writes what it printed and its numbers by name, as JSON (written whole), for
 // the text that quotes them (appendix A: chapters/A-performance/results/train_step.json):
 // peak.{isa,gflops}, step_gflop, threads.<N>.{ms,gflops,of_limit} (and threads.2.speedup, the
-// one-thread time over the two-thread time), peak_memory_mb, machine (the CPU, and the load
+// one-thread time over the two-thread time), micro_batches, threads.2.ops_split.{ms,gflops,
+// of_limit,speedup} (the whole batch in one pass, each op split), peak_memory_mb, machine (the CPU, and the load
 // average as it started), and with --profile the profile:
 // profile.ops.<op>.<phase>.{calls,ms,ms_per_step,share}, profile.by_op.<op>.{ms,share} (its
 // phases together), profile.outside, profile.wall_ms, profile.gemm.{share,ms_per_step,gflops,
@@ -19,7 +23,8 @@
 // and the peak over that speed: what a second thread on the same FMA units could gain at most)
 // and profile.other_share (everything else). Shares are fractions of the profile's wall time.
 //
-//   bench_train_step [--steps N] [--layers L] [--heads H] [--profile] [--summary FILE]
+//   bench_train_step [--steps N] [--layers L] [--heads H] [--micro-batches N] [--profile]
+//                    [--summary FILE]
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -243,6 +248,20 @@ static int program_main(int argc, char** argv) {
     } else {
       at["speedup"] = one_thread_ms / ms;  // the one-thread time over this one
     }
+  }
+  if (pieces > 1) {
+    // The other way to use two threads, for comparison: the whole batch in one pass, each op's
+    // kernel split between the threads (what a step of one micro-batch does).
+    ag::set_max_threads(2);
+    const double ms = median_ms(model, optimizer, rng, steps, config, B, T, 1);
+    const double rate = gflop / (ms / 1e3);
+    const double of_limit = peak > 0 ? rate / (peak * 2) : 0.0;
+    std::printf(
+        "threads 2, one pass, each op split: %8.1f ms/step  %6.1f GFLOP/s of matmul  %.2f of the "
+        "limit\n",
+        ms, rate, of_limit);
+    summary["threads"]["2"]["ops_split"] = {
+        {"ms", ms}, {"gflops", rate}, {"of_limit", of_limit}, {"speedup", one_thread_ms / ms}};
   }
   if (profile) {
     ag::set_max_threads(1);
