@@ -237,6 +237,45 @@ void pack_lines_transposed(const T* src, std::size_t src_stride, std::size_t wid
   }
 }
 
+/// dst[l] = src[l] for l < kCount, in unaligned vector moves and one constant-size copy for
+/// the rest. (std::copy_n of a constant 64 floats is a call to memmove, and its dispatch
+/// costs more than the copy: packing copies millions of such runs.)
+template <std::size_t kCount, class T>
+inline void copy_run(const T* src, T* dst) {
+  using V = Batch<T>;
+  constexpr std::size_t W = V::size, kWhole = kCount / W * W;
+#pragma GCC unroll 16
+  for (std::size_t l = 0; l < kWhole; l += W) V::load_unaligned(src + l).store_unaligned(dst + l);
+  if constexpr (kCount > kWhole)
+    __builtin_memcpy(dst + kWhole, src + kWhole, (kCount - kWhole) * sizeof(T));
+}
+
+/// dst[l] = src[l] for l < count, dst[l] = 0 for count <= l < kCount (count < kCount): the
+/// ragged end of a run. With AVX-512, in masked vector loads, which read nothing past `count`.
+template <std::size_t kCount, class T>
+inline void copy_run_padded(const T* src, std::size_t count, T* dst) {
+#if defined(__AVX512F__)
+  if constexpr (kCount % kWidth<T> == 0 &&
+                (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+    constexpr std::size_t W = kWidth<T>;
+#pragma GCC unroll 16
+    for (std::size_t l = 0; l < kCount; l += W) {
+      const std::size_t n = count > l ? std::min(W, count - l) : 0;
+      if constexpr (std::is_same_v<T, float>) {
+        const __mmask16 mask = __mmask16((1u << n) - 1);
+        _mm512_storeu_ps(dst + l, _mm512_maskz_loadu_ps(mask, src + l));
+      } else {
+        const __mmask8 mask = __mmask8((1u << n) - 1);
+        _mm512_storeu_pd(dst + l, _mm512_maskz_loadu_pd(mask, src + l));
+      }
+    }
+    return;
+  }
+#endif
+  for (std::size_t l = 0; l < count; ++l) dst[l] = src[l];
+  for (std::size_t l = count; l < kCount; ++l) dst[l] = T(0);
+}
+
 /// Splits `depth` contiguous runs of `width` values (run p at src + p * src_stride) across
 /// ceil(width / kPanel) panels [depth, kPanel] placed kPanel * depth apart:
 /// panel q gets dst_q[p][l] = src[p * src_stride + q * kPanel + l], zero past `width`.
@@ -259,11 +298,8 @@ void pack_runs_across_panels(const T* src, std::size_t src_stride, std::size_t w
     }
     T* out = dst + p * kPanel;
     for (std::size_t q = 0; q < full_panels; ++q, run += kPanel, out += kPanel * depth)
-      std::copy_n(run, kPanel, out);  // constant length: a few vector moves
-    if (tail > 0) {
-      std::copy_n(run, tail, out);
-      std::fill(out + tail, out + kPanel, T(0));
-    }
+      copy_run<kPanel>(run, out);
+    if (tail > 0) copy_run_padded<kPanel>(run, tail, out);
   }
 }
 
