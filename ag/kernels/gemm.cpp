@@ -149,9 +149,12 @@ Scratch<T>& scratch() {
 /// rows one after the other when op(A)'s rows are contiguous (A not transposed), the MR
 /// values of each step p side by side when its columns are (A transposed). The microkernel
 /// reads either, so neither case needs a transposing copy.
+/// The micro-panel of rows i .. i + MR - 1 of a block starts at i * panel_stride: MR * depth
+/// values apart when packed, MR rows of A apart when read in place (see product_share).
 struct PanelLayout {
   std::size_t row_stride;
   std::size_t depth_stride;
+  std::size_t panel_stride;
 };
 
 /// dst[r][p] = src[r * src_stride + p] for r < rows, p < depth; rows rows..kRows-1 are zero.
@@ -312,11 +315,11 @@ PanelLayout pack_a_block(bool trans_a, const T* a, std::size_t lda, std::size_t 
   if (trans_a) {
     // Column p of op(A) is row p of A: a contiguous run.
     pack_runs_across_panels<MR>(a, lda, rows, depth, dst);
-    return PanelLayout{1, MR};
+    return PanelLayout{1, MR, depth};
   }
   for (std::size_t i = 0; i < rows; i += MR, dst += MR * depth)
     pack_rows<MR>(a + i * lda, lda, std::min(MR, rows - i), depth, dst);
-  return PanelLayout{depth, 1};
+  return PanelLayout{depth, 1, depth};
 }
 
 /// Packs op(B)[depth, cols], whose (0, 0) element is `b`, into ceil(cols / NR)
@@ -355,7 +358,7 @@ void multiply_packed_blocks(std::size_t rows, std::size_t cols, std::size_t dept
     const std::size_t tile_cols = std::min(NR, cols - j);
     const Epilogue<T> tile_epilogue{epilogue.bias ? epilogue.bias + j : nullptr, epilogue.relu};
     for (std::size_t i = 0; i < rows; i += MR) {
-      const T* a_panel = packed_a + i * depth;
+      const T* a_panel = packed_a + i * a_layout.panel_stride;
       const std::size_t tile_rows = std::min(MR, rows - i);
       T* c_tile = c + i * ldc + j;
       if (tile_rows == MR && tile_cols == NR) {
@@ -454,9 +457,21 @@ void product_share(const Product<T>& p, T* packed_b, std::size_t member, std::si
       }
       for (std::size_t b = 0; b < blocks; ++b) {
         const Share block = share_of(my_panels, b, blocks);
-        const std::size_t i0 = (mine.first + block.first) * MR;
-        const std::size_t rows = std::min(p.M, (mine.first + block.end) * MR) - i0;
+        std::size_t i0 = (mine.first + block.first) * MR;
+        std::size_t rows = std::min(p.M, (mine.first + block.end) * MR) - i0;
         const T* a_block = p.trans_a ? p.A + p0 * p.lda + i0 : p.A + i0 * p.lda + p0;
+        if (!p.trans_a && cols <= NR) {
+          // One B micro-panel (the head's 26 letters): each A micro-panel is read once, so
+          // copying it first would only add to the work. Whole micro-panels are read where
+          // A stores them (rows lda apart); the ragged last one is packed as usual, zero
+          // padded, since its missing rows may lie past the end of A.
+          const std::size_t whole = rows / MR * MR;
+          multiply_packed_blocks<Tl>(whole, cols, depth, p.alpha, a_block,
+                                     PanelLayout{p.lda, 1, p.lda}, packed_b, slice_beta,
+                                     p.C + i0 * p.ldc + j0, p.ldc, epilogue);
+          i0 += whole, rows -= whole, a_block += whole * p.lda;
+          if (rows == 0) continue;
+        }
         const PanelLayout a_layout =
             pack_a_block<Tl>(p.trans_a, a_block, p.lda, rows, depth, packed_a);
         multiply_packed_blocks<Tl>(rows, cols, depth, p.alpha, packed_a, a_layout, packed_b,
