@@ -460,16 +460,17 @@ void product_share(const Product<T>& p, T* packed_b, std::size_t member, std::si
         std::size_t i0 = (mine.first + block.first) * MR;
         std::size_t rows = std::min(p.M, (mine.first + block.end) * MR) - i0;
         const T* a_block = p.trans_a ? p.A + p0 * p.lda + i0 : p.A + i0 * p.lda + p0;
-        if (!p.trans_a && cols <= NR) {
+        if (cols <= NR) {
           // One B micro-panel (the head's 26 letters): each A micro-panel is read once, so
           // copying it first would only add to the work. Whole micro-panels are read where
           // A stores them (rows lda apart); the ragged last one is packed as usual, zero
           // padded, since its missing rows may lie past the end of A.
           const std::size_t whole = rows / MR * MR;
-          multiply_packed_blocks<Tl>(whole, cols, depth, p.alpha, a_block,
-                                     PanelLayout{p.lda, 1, p.lda}, packed_b, slice_beta,
-                                     p.C + i0 * p.ldc + j0, p.ldc, epilogue);
-          i0 += whole, rows -= whole, a_block += whole * p.lda;
+          const PanelLayout in_place =
+              p.trans_a ? PanelLayout{1, p.lda, 1} : PanelLayout{p.lda, 1, p.lda};
+          multiply_packed_blocks<Tl>(whole, cols, depth, p.alpha, a_block, in_place, packed_b,
+                                     slice_beta, p.C + i0 * p.ldc + j0, p.ldc, epilogue);
+          i0 += whole, rows -= whole, a_block += whole * in_place.panel_stride;
           if (rows == 0) continue;
         }
         const PanelLayout a_layout =
