@@ -15,7 +15,10 @@
 // with there. Packing is kept to plain copies wherever possible (it costs 5-15% of the
 // time even so): B micro-panels are always [depth][NR] (the microkernel loads rows of them
 // as vectors) and need a transpose only when B is transposed; A micro-panels come in
-// whichever of two layouts the source allows without one (see PanelLayout).
+// whichever of two layouts the source allows without one (see PanelLayout). Runs of constant
+// length are copied in vector moves, not memmove calls (copy_run). Where a product has only
+// one B micro-panel (at most NR columns: the head's 26 letters), each A micro-panel would be
+// read once, so A is not packed at all but read where it is stored (product_share).
 //
 // Threads: gemm_batched runs the products of a batch on separate threads, and splits one large
 // product by rows of C: the threads pack one shared copy of each op(B) block together, then
@@ -341,7 +344,8 @@ void pack_b_block(bool trans_b, const T* b, std::size_t ldb, std::size_t depth, 
 // The macro-kernel: one packed A block against one packed B block.
 // ---------------------------------------------------------------------------------------
 
-/// C[rows, cols] = alpha * (packed A block [rows, depth]) * (packed B block [depth, cols])
+/// C[rows, cols] = alpha * (A block [rows, depth], packed or in place as a_layout says)
+///                 * (packed B block [depth, cols])
 ///                 + beta * C, then the epilogue (bias from column 0 of the block, ReLU) when
 /// this is the last K slice; with beta == 0, C is not read.
 /// Full MR x NR tiles are written in place; ragged edge tiles go through a small
