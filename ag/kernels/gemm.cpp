@@ -15,7 +15,10 @@
 // with there. Packing is kept to plain copies wherever possible (it costs 5-15% of the
 // time even so): B micro-panels are always [depth][NR] (the microkernel loads rows of them
 // as vectors) and need a transpose only when B is transposed; A micro-panels come in
-// whichever of two layouts the source allows without one (see PanelLayout).
+// whichever of two layouts the source allows without one (see PanelLayout). Runs of constant
+// length are copied in vector moves, not memmove calls (copy_run). Where a product has only
+// one B micro-panel (at most NR columns: the head's 26 letters), each A micro-panel would be
+// read once, so A is not packed at all but read where it is stored (product_share).
 //
 // Threads: gemm_batched runs the products of a batch on separate threads, and splits one large
 // product by rows of C: the threads pack one shared copy of each op(B) block together, then
@@ -149,9 +152,12 @@ Scratch<T>& scratch() {
 /// rows one after the other when op(A)'s rows are contiguous (A not transposed), the MR
 /// values of each step p side by side when its columns are (A transposed). The microkernel
 /// reads either, so neither case needs a transposing copy.
+/// The micro-panel of rows i .. i + MR - 1 of a block starts at i * panel_stride: MR * depth
+/// values apart when packed, MR rows of A apart when read in place (see product_share).
 struct PanelLayout {
   std::size_t row_stride;
   std::size_t depth_stride;
+  std::size_t panel_stride;
 };
 
 /// dst[r][p] = src[r * src_stride + p] for r < rows, p < depth; rows rows..kRows-1 are zero.
@@ -237,6 +243,45 @@ void pack_lines_transposed(const T* src, std::size_t src_stride, std::size_t wid
   }
 }
 
+/// dst[l] = src[l] for l < kCount, in unaligned vector moves and one constant-size copy for
+/// the rest. (std::copy_n of a constant 64 floats is a call to memmove, and its dispatch
+/// costs more than the copy: packing copies millions of such runs.)
+template <std::size_t kCount, class T>
+inline void copy_run(const T* src, T* dst) {
+  using V = Batch<T>;
+  constexpr std::size_t W = V::size, kWhole = kCount / W * W;
+#pragma GCC unroll 16
+  for (std::size_t l = 0; l < kWhole; l += W) V::load_unaligned(src + l).store_unaligned(dst + l);
+  if constexpr (kCount > kWhole)
+    __builtin_memcpy(dst + kWhole, src + kWhole, (kCount - kWhole) * sizeof(T));
+}
+
+/// dst[l] = src[l] for l < count, dst[l] = 0 for count <= l < kCount (count < kCount): the
+/// ragged end of a run. With AVX-512, in masked vector loads, which read nothing past `count`.
+template <std::size_t kCount, class T>
+inline void copy_run_padded(const T* src, std::size_t count, T* dst) {
+#if defined(__AVX512F__)
+  if constexpr (kCount % kWidth<T> == 0 &&
+                (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+    constexpr std::size_t W = kWidth<T>;
+#pragma GCC unroll 16
+    for (std::size_t l = 0; l < kCount; l += W) {
+      const std::size_t n = count > l ? std::min(W, count - l) : 0;
+      if constexpr (std::is_same_v<T, float>) {
+        const __mmask16 mask = __mmask16((1u << n) - 1);
+        _mm512_storeu_ps(dst + l, _mm512_maskz_loadu_ps(mask, src + l));
+      } else {
+        const __mmask8 mask = __mmask8((1u << n) - 1);
+        _mm512_storeu_pd(dst + l, _mm512_maskz_loadu_pd(mask, src + l));
+      }
+    }
+    return;
+  }
+#endif
+  for (std::size_t l = 0; l < count; ++l) dst[l] = src[l];
+  for (std::size_t l = count; l < kCount; ++l) dst[l] = T(0);
+}
+
 /// Splits `depth` contiguous runs of `width` values (run p at src + p * src_stride) across
 /// ceil(width / kPanel) panels [depth, kPanel] placed kPanel * depth apart:
 /// panel q gets dst_q[p][l] = src[p * src_stride + q * kPanel + l], zero past `width`.
@@ -259,11 +304,8 @@ void pack_runs_across_panels(const T* src, std::size_t src_stride, std::size_t w
     }
     T* out = dst + p * kPanel;
     for (std::size_t q = 0; q < full_panels; ++q, run += kPanel, out += kPanel * depth)
-      std::copy_n(run, kPanel, out);  // constant length: a few vector moves
-    if (tail > 0) {
-      std::copy_n(run, tail, out);
-      std::fill(out + tail, out + kPanel, T(0));
-    }
+      copy_run<kPanel>(run, out);
+    if (tail > 0) copy_run_padded<kPanel>(run, tail, out);
   }
 }
 
@@ -276,11 +318,11 @@ PanelLayout pack_a_block(bool trans_a, const T* a, std::size_t lda, std::size_t 
   if (trans_a) {
     // Column p of op(A) is row p of A: a contiguous run.
     pack_runs_across_panels<MR>(a, lda, rows, depth, dst);
-    return PanelLayout{1, MR};
+    return PanelLayout{1, MR, depth};
   }
   for (std::size_t i = 0; i < rows; i += MR, dst += MR * depth)
     pack_rows<MR>(a + i * lda, lda, std::min(MR, rows - i), depth, dst);
-  return PanelLayout{depth, 1};
+  return PanelLayout{depth, 1, depth};
 }
 
 /// Packs op(B)[depth, cols], whose (0, 0) element is `b`, into ceil(cols / NR)
@@ -302,7 +344,8 @@ void pack_b_block(bool trans_b, const T* b, std::size_t ldb, std::size_t depth, 
 // The macro-kernel: one packed A block against one packed B block.
 // ---------------------------------------------------------------------------------------
 
-/// C[rows, cols] = alpha * (packed A block [rows, depth]) * (packed B block [depth, cols])
+/// C[rows, cols] = alpha * (A block [rows, depth], packed or in place as a_layout says)
+///                 * (packed B block [depth, cols])
 ///                 + beta * C, then the epilogue (bias from column 0 of the block, ReLU) when
 /// this is the last K slice; with beta == 0, C is not read.
 /// Full MR x NR tiles are written in place; ragged edge tiles go through a small
@@ -319,7 +362,7 @@ void multiply_packed_blocks(std::size_t rows, std::size_t cols, std::size_t dept
     const std::size_t tile_cols = std::min(NR, cols - j);
     const Epilogue<T> tile_epilogue{epilogue.bias ? epilogue.bias + j : nullptr, epilogue.relu};
     for (std::size_t i = 0; i < rows; i += MR) {
-      const T* a_panel = packed_a + i * depth;
+      const T* a_panel = packed_a + i * a_layout.panel_stride;
       const std::size_t tile_rows = std::min(MR, rows - i);
       T* c_tile = c + i * ldc + j;
       if (tile_rows == MR && tile_cols == NR) {
@@ -418,9 +461,22 @@ void product_share(const Product<T>& p, T* packed_b, std::size_t member, std::si
       }
       for (std::size_t b = 0; b < blocks; ++b) {
         const Share block = share_of(my_panels, b, blocks);
-        const std::size_t i0 = (mine.first + block.first) * MR;
-        const std::size_t rows = std::min(p.M, (mine.first + block.end) * MR) - i0;
+        std::size_t i0 = (mine.first + block.first) * MR;
+        std::size_t rows = std::min(p.M, (mine.first + block.end) * MR) - i0;
         const T* a_block = p.trans_a ? p.A + p0 * p.lda + i0 : p.A + i0 * p.lda + p0;
+        if (cols <= NR) {
+          // One B micro-panel (the head's 26 letters): each A micro-panel is read once, so
+          // copying it first would only add to the work. Whole micro-panels are read where
+          // A stores them (rows lda apart); the ragged last one is packed as usual, zero
+          // padded, since its missing rows may lie past the end of A.
+          const std::size_t whole = rows / MR * MR;
+          const PanelLayout in_place =
+              p.trans_a ? PanelLayout{1, p.lda, 1} : PanelLayout{p.lda, 1, p.lda};
+          multiply_packed_blocks<Tl>(whole, cols, depth, p.alpha, a_block, in_place, packed_b,
+                                     slice_beta, p.C + i0 * p.ldc + j0, p.ldc, epilogue);
+          i0 += whole, rows -= whole, a_block += whole * in_place.panel_stride;
+          if (rows == 0) continue;
+        }
         const PanelLayout a_layout =
             pack_a_block<Tl>(p.trans_a, a_block, p.lda, rows, depth, packed_a);
         multiply_packed_blocks<Tl>(rows, cols, depth, p.alpha, packed_a, a_layout, packed_b,

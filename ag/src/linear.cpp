@@ -48,6 +48,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Activat
     p.ldc = std::size_t(out);
     p.bias = has_bias ? bias.data<T>() : nullptr;
     p.relu = relu;
+    profile::ProductScope product_scope(profile::ProductKind::xW, 1, rows, out, in);
     kernels::gemm_batched(p);
   });
 

@@ -34,6 +34,11 @@ void batched_gemm(bool trans_a, bool trans_b, std::int64_t batch, std::int64_t M
   p.C = C;
   p.ldc = std::size_t(N);
   p.stride_c = std::size_t(stride_c);
+  // The ops never transpose both operands (see Transposed).
+  const profile::ProductKind kind = trans_a   ? profile::ProductKind::XtdY
+                                    : trans_b ? profile::ProductKind::dYWt
+                                              : profile::ProductKind::xW;
+  profile::ProductScope product_scope(kind, batch, M, N, K);
   kernels::gemm_batched(p);
 }
 

@@ -19,10 +19,23 @@ struct Totals {
   std::int64_t calls = 0, ns = 0;
 };
 
+constexpr std::size_t kProductKinds = 3;
+
 std::mutex g_mutex;
 std::map<std::pair<Phase, std::string>, Totals> g_totals;
+ProductTotals g_products[kProductKinds];  // by ProductKind
 std::int64_t g_start_ns = 0;
 thread_local int t_depth = 0;  // timed regions open on this thread
+
+// The kinds that ran, in ProductKind's order; g_mutex held.
+std::vector<ProductTotals> products_locked() {
+  std::vector<ProductTotals> out;
+  for (const ProductTotals& p : g_products)
+    if (p.calls > 0) out.push_back(p);
+  return out;
+}
+
+}  // namespace
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -30,7 +43,14 @@ std::int64_t now_ns() {
       .count();
 }
 
-}  // namespace
+void add_product(ProductKind kind, double flops, std::int64_t ns) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  ProductTotals& totals = g_products[static_cast<std::size_t>(kind)];
+  totals.kind = kind;
+  ++totals.calls;
+  totals.flops += flops;
+  totals.ns += ns;
+}
 
 void begin(const char*, Phase, bool& outermost, std::int64_t& start_ns) {
   outermost = t_depth++ == 0;
@@ -52,6 +72,7 @@ void end(const char* op, Phase phase, std::int64_t start_ns) {
 void start() {
   std::lock_guard<std::mutex> lock(detail::g_mutex);
   detail::g_totals.clear();
+  for (ProductTotals& p : detail::g_products) p = ProductTotals{};
   detail::g_start_ns = detail::now_ns();
   detail::g_on.store(true);
 }
@@ -65,7 +86,37 @@ Report stop() {
     report.rows.push_back({key.second, key.first, totals.calls, double(totals.ns) / 1e6});
   std::stable_sort(report.rows.begin(), report.rows.end(),
                    [](const OpTime& a, const OpTime& b) { return a.ms > b.ms; });
+  report.products = detail::products_locked();
   return report;
+}
+
+std::vector<ProductTotals> product_totals() {
+  std::lock_guard<std::mutex> lock(detail::g_mutex);
+  return detail::products_locked();
+}
+
+const char* product_key(ProductKind kind) {
+  switch (kind) {
+    case ProductKind::xW:
+      return "xW";
+    case ProductKind::dYWt:
+      return "dYWt";
+    case ProductKind::XtdY:
+      return "XtdY";
+  }
+  return "?";
+}
+
+const char* product_name(ProductKind kind) {
+  switch (kind) {
+    case ProductKind::xW:
+      return "x W";
+    case ProductKind::dYWt:
+      return "dY W^T";
+    case ProductKind::XtdY:
+      return "X^T dY";
+  }
+  return "?";
 }
 
 bool is_gemm(const std::string& op) {

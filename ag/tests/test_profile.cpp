@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "ag/functional.hpp"
 #include "ag/ops.hpp"
 #include "ag/profile.hpp"
 #include "ag/tensor_bytes.hpp"
@@ -73,4 +74,40 @@ TEST(TensorBytes, CountsEachBufferOnceWhileItLivesAndKeepsThePeak) {
   EXPECT_EQ(ag::tensor_bytes().peak - start.live, 4800);  // the most at once
   ag::reset_peak_tensor_bytes();
   EXPECT_EQ(ag::tensor_bytes().peak, start.live);
+}
+
+TEST(Profile, CountsEachMatrixProductByKindWithItsFlops) {
+  // A Linear layer, x [5, 3] W [3, 4] + b, forward and backward: one product of each kind.
+  Tensor x = full({5, 3}, 0.5, Dtype::f32).set_requires_grad();
+  Tensor w = full({3, 4}, 0.25, Dtype::f32).set_requires_grad();
+  Tensor b = zeros({4}, Dtype::f32).set_requires_grad();
+  // attention-like: a batch of 2 products [6, 7] x [7, 8]^T, not counted by the first stop()
+  Tensor q = full({2, 6, 7}, 1.0, Dtype::f64), k = full({2, 8, 7}, 2.0, Dtype::f64);
+  profile::start();
+  sum(linear(x, w, b, Activation::relu)).backward();
+  const profile::Report report = profile::stop();
+  using K = profile::ProductKind;
+  ASSERT_EQ(report.products.size(), 3u);
+  EXPECT_EQ(report.products[0].kind, K::xW);    // forward x W: [5, 3] x [3, 4]
+  EXPECT_EQ(report.products[1].kind, K::dYWt);  // dx = dz W^T: [5, 4] x [4, 3]
+  EXPECT_EQ(report.products[2].kind, K::XtdY);  // dW = x^T dz: [3, 5] x [5, 4]
+  for (const profile::ProductTotals& p : report.products) {
+    EXPECT_EQ(p.calls, 1) << profile::product_key(p.kind);
+    EXPECT_EQ(p.flops, 2.0 * 5 * 3 * 4) << profile::product_key(p.kind);
+    EXPECT_GE(p.ns, 0);
+  }
+  EXPECT_STREQ(profile::product_key(K::dYWt), "dYWt");
+  EXPECT_STREQ(profile::product_name(K::XtdY), "X^T dY");
+
+  profile::start();  // counts from zero again
+  matmul_transposed(q, k);
+  EXPECT_EQ(profile::product_totals().size(), 1u);
+  const profile::Report batched = profile::stop();
+  ASSERT_EQ(batched.products.size(), 1u);
+  EXPECT_EQ(batched.products[0].kind, K::dYWt);
+  EXPECT_EQ(batched.products[0].calls, 1);  // one batched kernel call
+  EXPECT_EQ(batched.products[0].flops, 2.0 * 2 * 6 * 8 * 7);
+  matmul_transposed(q, k);  // profiling off: not counted
+  ASSERT_EQ(profile::product_totals().size(), 1u);
+  EXPECT_EQ(profile::product_totals()[0].calls, 1);
 }

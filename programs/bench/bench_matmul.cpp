@@ -69,6 +69,38 @@ constexpr Shape kShapes[] = {
 
 enum class Library { Ours, OpenBLAS };
 
+/// The forward product of a Linear layer: x [rows, in] times W [in, out].
+struct LinearShape {
+  int rows, in, out;
+  std::string name() const {
+    return std::to_string(rows) + "x" + std::to_string(in) + "x" + std::to_string(out);
+  }
+};
+
+/// The reference step's layers (width 256, feed-forward 1024, 26 letters): attention's
+/// projections, the feed-forward's expansion and contraction, the head; per micro-batch of
+/// 16 sequences of 32 and for the whole batch of 64.
+constexpr LinearShape kLinearShapes[] = {{512, 256, 256},   {512, 256, 1024}, {512, 1024, 256},
+                                         {512, 256, 26},    {2048, 256, 256}, {2048, 256, 1024},
+                                         {2048, 1024, 256}, {2048, 256, 26}};
+
+/// A Linear layer's three products: its forward and the two of its backward rule.
+enum class LinearProduct { xW, dYWt, XtdY };
+constexpr LinearProduct kLinearProducts[] = {LinearProduct::xW, LinearProduct::dYWt,
+                                             LinearProduct::XtdY};
+
+const char* product_key(LinearProduct product) {
+  switch (product) {
+    case LinearProduct::xW:
+      return "xW";
+    case LinearProduct::dYWt:
+      return "dYWt";
+    case LinearProduct::XtdY:
+      return "XtdY";
+  }
+  return "?";
+}
+
 std::vector<float> random_matrix(std::size_t elements, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -97,6 +129,43 @@ void run_matmul(benchmark::State& state, Library library, Shape s, bool trans_b)
   const double gflop = 2.0 * s.M * s.N * s.K * 1e-9;
   state.counters["GFLOP/s"] =
       benchmark::Counter(gflop * double(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+/// One of a Linear layer's products at shape s, as the layer calls the kernel (gemm_batched,
+/// here on one thread): x W ([rows, out]), dY W^T ([rows, in]) or X^T dY ([in, out]), with x
+/// [rows, in], W [in, out] and dY [rows, out] as the layer stores them.
+void run_linear(benchmark::State& state, LinearProduct product, LinearShape s) {
+  const auto x = random_matrix(std::size_t(s.rows) * s.in, 1);
+  const auto w = random_matrix(std::size_t(s.in) * s.out, 2);
+  const auto dy = random_matrix(std::size_t(s.rows) * s.out, 3);
+  ag::kernels::BatchedGemm<float> g;
+  g.ldb = std::size_t(s.out);  // W and dY both have rows of `out`
+  if (product == LinearProduct::xW) {
+    g.M = s.rows, g.N = s.out, g.K = s.in;
+    g.A = x.data(), g.lda = s.in, g.B = w.data();
+  } else if (product == LinearProduct::dYWt) {
+    g.trans_b = true;
+    g.M = s.rows, g.N = s.in, g.K = s.out;
+    g.A = dy.data(), g.lda = s.out, g.B = w.data();
+  } else {
+    g.trans_a = true;
+    g.M = s.in, g.N = s.out, g.K = s.rows;
+    g.A = x.data(), g.lda = s.in, g.B = dy.data();
+  }
+  std::vector<float> C(g.M * g.N);
+  g.C = C.data(), g.ldc = g.N;
+  for (auto _ : state) {
+    ag::kernels::gemm_batched(g);
+    benchmark::DoNotOptimize(C.data());
+    benchmark::ClobberMemory();
+  }
+  const double gflop = 2.0 * s.rows * s.in * s.out * 1e-9;
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(gflop * double(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+std::string linear_name(LinearProduct product, const LinearShape& s) {
+  return std::string("Linear_") + product_key(product) + "/" + s.name();
 }
 
 std::string run_name(Library library, bool trans_b, const Shape& s) {
@@ -200,6 +269,35 @@ void print_summary(const RecordingReporter& reporter, const std::vector<bench::P
   summary["table"] = pe::split_lines(text);
 }
 
+/// Prints the table of a Linear layer's products, each as a fraction of the peak, and records
+/// it (summary["linear_table"]) and its numbers (summary["linear"]).
+void print_linear_summary(const RecordingReporter& reporter, double peak, nlohmann::json& summary) {
+  std::string text =
+      "\nA Linear layer's products (ours, float32, single thread; fraction of the peak):\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "%-16s %8s %8s %8s   (forward x [rows, in] W [in, out])\n",
+                "rows x in x out", "x W", "dY W^T", "X^T dY");
+  text += line;
+  for (const LinearShape& s : kLinearShapes) {
+    double of_peak[3] = {0, 0, 0};
+    bool ran = false;
+    for (std::size_t k = 0; k < 3; ++k) {
+      const double gflops = reporter.gflops(linear_name(kLinearProducts[k], s));
+      if (gflops <= 0) continue;  // filtered out
+      ran = true;
+      of_peak[k] = peak > 0 ? gflops / peak : 0.0;
+      summary["linear"][s.name()][product_key(kLinearProducts[k])] = {{"gflops", gflops},
+                                                                      {"of_peak", of_peak[k]}};
+    }
+    if (!ran) continue;
+    std::snprintf(line, sizeof line, "%-16s %8.2f %8.2f %8.2f\n", s.name().c_str(), of_peak[0],
+                  of_peak[1], of_peak[2]);
+    text += line;
+  }
+  std::printf("%s", text.c_str());
+  summary["linear_table"] = pe::split_lines(text);
+}
+
 /// Takes --summary=FILE or --summary FILE out of the arguments (the rest are the benchmark's);
 /// "" when there is none.
 std::string take_summary_option(int& argc, char** argv) {
@@ -243,6 +341,13 @@ static int program_main(int argc, char** argv) {
     }
   }
 
+  for (const LinearShape& s : kLinearShapes) {
+    for (LinearProduct product : kLinearProducts) {
+      benchmark::RegisterBenchmark(linear_name(product, s).c_str(), run_linear, product, s)
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+
   const std::string summary_path = take_summary_option(argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return pe::kExitUsage;
@@ -268,6 +373,7 @@ static int program_main(int argc, char** argv) {
   for (std::size_t i = 0; i < peaks.size() && i < after.size(); ++i)
     peaks[i].gflops = std::max(peaks[i].gflops, after[i].gflops);
   print_summary(reporter, peaks, summary);
+  print_linear_summary(reporter, peaks.empty() ? 0.0 : peaks.front().gflops, summary);
   if (capture) {
     summary["output"] = pe::split_lines(capture->finish());
     try {

@@ -21,7 +21,10 @@
 // phases together), profile.outside, profile.wall_ms, profile.gemm.{share,ms_per_step,gflops,
 // of_peak,headroom} (the matrix products' part of the wall time, their speed inside the step,
 // and the peak over that speed: what a second thread on the same FMA units could gain at most)
-// and profile.other_share (everything else). Shares are fractions of the profile's wall time.
+// and profile.other_share (everything else), and profile.products.<kind>.{calls,gflop_per_step,
+// ms_per_step,gflops,of_peak}: the gemm kernel's calls from the ops by kind of product (xW,
+// dYWt, XtdY: the forward, dX = dY W^T and dW = X^T dY), timed around each call. Shares are
+// fractions of the profile's wall time.
 //
 //   bench_train_step [--steps N] [--layers L] [--heads H] [--micro-batches N] [--profile]
 //                    [--summary FILE]
@@ -156,6 +159,29 @@ nlohmann::json profile_summary(const ag::profile::Report& report, int steps, dou
   return out;
 }
 
+// The profile's products by kind (x W, dY W^T, X^T dY): calls, GFLOP and milliseconds per
+// step, and their speed inside the step against the peak. Prints the table and returns the
+// numbers for the summary's profile.products.
+nlohmann::json product_summary(const ag::profile::Report& report, int steps, double peak) {
+  nlohmann::json out = nlohmann::json::object();
+  std::printf("\nproducts by kind (the gemm kernel's calls from the ops):\n");
+  std::printf("%-8s %11s %14s %12s %9s %8s\n", "kind", "calls/step", "GFLOP/step", "ms/step",
+              "GFLOP/s", "of peak");
+  for (const ag::profile::ProductTotals& p : report.products) {
+    const double gflop = p.flops / 1e9 / steps, ms = double(p.ns) / 1e6 / steps;
+    const double gflops = ms > 0 ? gflop / (ms / 1e3) : 0.0;
+    const double of_peak = peak > 0 ? gflops / peak : 0.0;
+    std::printf("%-8s %11.1f %14.3f %12.2f %9.1f %8.2f\n", ag::profile::product_name(p.kind),
+                double(p.calls) / steps, gflop, ms, gflops, of_peak);
+    out[ag::profile::product_key(p.kind)] = {{"calls", p.calls},
+                                             {"gflop_per_step", gflop},
+                                             {"ms_per_step", ms},
+                                             {"gflops", gflops},
+                                             {"of_peak", of_peak}};
+  }
+  return out;
+}
+
 }  // namespace
 
 // The program itself; main runs it in the book's frame (base/program_frame.hpp).
@@ -271,6 +297,7 @@ static int program_main(int argc, char** argv) {
     std::printf("\nprofile at 1 thread, %d steps (the 2 warm-up steps included):\n%s", steps + 2,
                 ag::profile::format(report, steps + 2).c_str());
     summary["profile"] = profile_summary(report, steps + 2, gflop, peak);
+    summary["profile"]["products"] = product_summary(report, steps + 2, peak);
   }
   struct rusage usage;
   getrusage(RUSAGE_SELF, &usage);
