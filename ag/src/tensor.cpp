@@ -1,12 +1,15 @@
 #include <atomic>
 #include <cmath>
 #include <iomanip>
+#include <limits>
+#include <new>
 #include <ostream>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
 
+#include "ag/src/buffer_cache.hpp"
 #include "ag/src/impl.hpp"
 #include "ag/tensor_bytes.hpp"
 
@@ -95,7 +98,23 @@ void count_allocation(std::int64_t bytes) {
 
 }  // namespace
 
-Storage::~Storage() { g_live_bytes.fetch_sub(counted_bytes, std::memory_order_relaxed); }
+Storage::Storage(Dtype dtype, std::int64_t elements) : dtype(dtype) {
+  const std::size_t element_bytes = dtype == Dtype::f32 ? sizeof(float) : sizeof(double);
+  std::size_t bytes = 0;
+  // more bytes than an address space holds: the allocator's own answer to an impossible size
+  if (__builtin_mul_overflow(static_cast<std::size_t>(elements), element_bytes, &bytes) ||
+      bytes > std::numeric_limits<std::size_t>::max() / 2)
+    throw std::bad_alloc();
+  buffer_bytes = buffer_cache::buffer_size(bytes);
+  values = buffer_cache::take(buffer_bytes);
+  counted_bytes = static_cast<std::int64_t>(bytes);
+  count_allocation(counted_bytes);
+}
+
+Storage::~Storage() {
+  g_live_bytes.fetch_sub(counted_bytes, std::memory_order_relaxed);
+  buffer_cache::give_back(values, buffer_bytes);
+}
 
 TensorBytes tensor_bytes() {
   return {g_live_bytes.load(std::memory_order_relaxed),
@@ -109,15 +128,7 @@ void reset_peak_tensor_bytes() {
 Tensor empty(const Shape& shape, Dtype dtype) {
   for (auto extent : shape)
     check(extent >= 0, "empty", "negative extent in shape ", shape_string(shape));
-  auto storage = std::make_shared<Storage>();
-  storage->dtype = dtype;
-  const auto n = static_cast<std::size_t>(numel(shape));
-  if (dtype == Dtype::f32)
-    storage->f32 = xt::xtensor<float, 1>::from_shape({n});
-  else
-    storage->f64 = xt::xtensor<double, 1>::from_shape({n});
-  storage->counted_bytes = static_cast<std::int64_t>(n * (dtype == Dtype::f32 ? 4 : 8));
-  count_allocation(storage->counted_bytes);
+  auto storage = std::make_shared<Storage>(dtype, numel(shape));
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = std::move(storage);
   impl->shape = shape;

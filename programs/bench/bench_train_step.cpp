@@ -11,8 +11,9 @@
 // --summary FILE writes what it printed and its numbers by name, as JSON (written whole), for
 // the text that quotes them (appendix A: chapters/A-performance/results/train_step.json):
 // peak.{isa,gflops}, step_gflop, threads.<N>.{ms,gflops,of_limit} (and threads.2.speedup, the
-// one-thread time over the two-thread time), peak_memory_mb, machine (the CPU, and the load
-// average as it started), and with --profile the profile:
+// one-thread time over the two-thread time), allocations.{buffers,buffer_bytes,heap,heap_bytes}
+// (per step at 1 thread, once the steps before made the buffers), peak_memory_mb, machine (the CPU,
+// and the load average as it started), and with --profile the profile:
 // profile.ops.<op>.<phase>.{calls,ms,ms_per_step,share}, profile.by_op.<op>.{ms,share} (its
 // phases together), profile.outside, profile.wall_ms, profile.gemm.{share,ms_per_step,gflops,
 // of_peak,headroom} (the matrix products' part of the wall time, their speed inside the step,
@@ -31,6 +32,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "ag/buffers.hpp"
 #include "ag/files.hpp"
 #include "ag/kernels/dispatch.hpp"
 #include "ag/optim.hpp"
@@ -41,6 +43,7 @@
 #include "base/program_frame.hpp"
 #include "base/stdout_capture.hpp"
 #include "chapters/01-attention/decoder.hpp"
+#include "programs/bench/count_allocations.hpp"
 #include "programs/bench/peak_fma.hpp"
 
 namespace {
@@ -79,6 +82,50 @@ double median_ms(pe::Decoder& model, ag::AdamW& optimizer, ag::Rng& rng, int ste
   }
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
+}
+
+// What one training step allocates once the steps before it made its tensors' buffers, at 1
+// thread: tensor buffers the cache had none for (ag/buffers.hpp), and calls of operator new
+// (count_allocations.hpp: tensor handles, tape nodes, shapes, the engine's bookkeeping). The
+// step is median_ms's, each counted from its start to its end, batches made outside.
+nlohmann::json allocations_per_step(pe::Decoder& model, ag::AdamW& optimizer, ag::Rng& rng,
+                                    const pe::DecoderConfig& config, std::int64_t B,
+                                    std::int64_t T) {
+  ag::set_max_threads(1);
+  const int steps = 5;
+  ag::BufferCounts buffers;
+  bench::HeapCounts heap;
+  for (int s = 0; s <= steps; ++s) {  // step 0 is not counted: its buffers may be new
+    const ag::Indices ids = random_ids(rng, B, T, config.vocab);
+    ag::Indices targets = random_ids(rng, B * T, 1, config.vocab);
+    targets.shape = {B * T};
+    const ag::BufferCounts buffers_before = ag::buffer_counts();
+    const bench::HeapCounts heap_before = bench::heap_counts();
+    {
+      optimizer.zero_grad();
+      ag::Tensor logits = model.forward(ids);
+      ag::Tensor loss = ag::cross_entropy(ag::reshape(logits, {B * T, config.vocab}), targets);
+      loss.backward();
+      optimizer.step();
+    }
+    const ag::BufferCounts buffers_after = ag::buffer_counts();
+    const bench::HeapCounts heap_after = bench::heap_counts();
+    if (s == 0) continue;
+    buffers.from_system += buffers_after.from_system - buffers_before.from_system;
+    buffers.from_system_bytes += buffers_after.from_system_bytes - buffers_before.from_system_bytes;
+    heap.calls += heap_after.calls - heap_before.calls;
+    heap.bytes += heap_after.bytes - heap_before.bytes;
+  }
+  const nlohmann::json per_step = {{"buffers", double(buffers.from_system) / steps},
+                                   {"buffer_bytes", double(buffers.from_system_bytes) / steps},
+                                   {"heap", double(heap.calls) / steps},
+                                   {"heap_bytes", double(heap.bytes) / steps}};
+  std::printf(
+      "allocations per step after the first: tensor buffers %.0f (%.0f bytes), heap objects "
+      "%.0f (%.0f bytes)\n",
+      double(per_step["buffers"]), double(per_step["buffer_bytes"]), double(per_step["heap"]),
+      double(per_step["heap_bytes"]));
+  return per_step;
 }
 
 const char* phase_name(ag::profile::Phase phase) {
@@ -216,6 +263,7 @@ static int program_main(int argc, char** argv) {
       at["speedup"] = one_thread_ms / ms;  // the one-thread time over this one
     }
   }
+  summary["allocations"] = allocations_per_step(model, optimizer, rng, config, B, T);
   if (profile) {
     ag::set_max_threads(1);
     ag::profile::start();
