@@ -37,6 +37,20 @@ std::string shape_string(const Shape& shape) {
   return s + "]";
 }
 
+namespace {
+
+// A shape in an error message, written only when the message is: check()'s parts are
+// evaluated on every call, and shape_string allocates for shapes of more than a few axes
+// (empty() runs for every tensor a training step makes).
+struct ShapeText {
+  const Shape& shape;
+};
+std::ostream& operator<<(std::ostream& out, ShapeText text) {
+  return out << shape_string(text.shape);
+}
+
+}  // namespace
+
 std::int64_t normalize_axis(const char* op, std::int64_t axis, std::int64_t dim) {
   check(axis >= -dim && axis < dim, op, "axis ", axis, " is out of range for a tensor with ", dim,
         " dimensions");
@@ -127,7 +141,7 @@ void reset_peak_tensor_bytes() {
 
 Tensor empty(const Shape& shape, Dtype dtype) {
   for (auto extent : shape)
-    check(extent >= 0, "empty", "negative extent in shape ", shape_string(shape));
+    check(extent >= 0, "empty", "negative extent in shape ", ShapeText{shape});
   auto storage = std::make_shared<Storage>(dtype, numel(shape));
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = std::move(storage);
@@ -182,17 +196,17 @@ std::vector<double> Tensor::to_vector() const {
 }
 
 double Tensor::item() const {
-  check(numel() == 1, "item", "needs a one-element tensor, got shape ", shape_string(shape()));
+  check(numel() == 1, "item", "needs a one-element tensor, got shape ", ShapeText{shape()});
   return to_vector()[0];
 }
 
 double Tensor::at(const std::vector<std::int64_t>& index) const {
   check(index.size() == shape().size(), "at", "index has ", index.size(), " entries for shape ",
-        shape_string(shape()));
+        ShapeText{shape()});
   std::int64_t flat = 0;
   for (std::size_t i = 0; i < index.size(); ++i) {
     check(index[i] >= 0 && index[i] < shape()[i], "at", "index ", index[i],
-          " out of range for axis ", i, " of shape ", shape_string(shape()));
+          " out of range for axis ", i, " of shape ", ShapeText{shape()});
     flat = flat * shape()[i] + index[i];
   }
   return dispatch(dtype(), [&](auto t) { return double(data<decltype(t)>()[flat]); });
@@ -235,8 +249,8 @@ Tensor Tensor::to(Dtype target) const {
 }
 
 void Tensor::copy_from(const Tensor& source) {
-  check(source.shape() == shape(), "copy_from", "shapes differ: ", shape_string(source.shape()),
-        " into ", shape_string(shape()));
+  check(source.shape() == shape(), "copy_from", "shapes differ: ", ShapeText{source.shape()},
+        " into ", ShapeText{shape()});
   const std::int64_t n = numel();
   dispatch(dtype(), [&](auto t) {
     using T = decltype(t);
@@ -278,7 +292,7 @@ Tensor scalar(double value, Dtype dtype) { return full({}, value, dtype); }
 
 Tensor from_vector(const std::vector<double>& values, const Shape& shape, Dtype dtype) {
   check(static_cast<std::int64_t>(values.size()) == numel(shape), "from_vector", values.size(),
-        " values do not fill shape ", shape_string(shape));
+        " values do not fill shape ", ShapeText{shape});
   Tensor out = empty(shape, dtype);
   dispatch(dtype, [&](auto t) {
     using T = decltype(t);
