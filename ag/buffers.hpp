@@ -19,7 +19,7 @@ struct BufferCounts {
   std::int64_t cached = 0;             ///< buffers in the cache now, waiting for a tensor
   std::int64_t cached_bytes = 0;       ///< their bytes
   std::int64_t in_use_bytes = 0;       ///< bytes of the buffers tensors hold now
-  std::int64_t cap_bytes = 0;          ///< the most the cache may hold (see buffers.hpp's top)
+  std::int64_t cap_bytes = 0;          ///< the most the cache may hold now (see above)
 };
 
 /// The current counts. Safe to call from any thread. Bytes are the buffers' sizes, which

@@ -91,7 +91,8 @@ namespace {
 // the next step takes every page again through a page fault: 10% of a reference step on a
 // virtual machine. Keeping up to 1 GB of freed memory in the process makes the next step
 // reuse the same pages; buffers above 32 MB (glibc's largest threshold) still come from and
-// go back to the system directly.
+// go back to the system directly. The buffer cache (buffer_cache.cpp) now keeps a step's
+// tensor buffers itself; this still serves the buffers it drops and every other allocation.
 #ifdef __GLIBC__
 const bool kKeepFreedMemory = [] {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
