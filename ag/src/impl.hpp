@@ -10,24 +10,23 @@
 namespace ag {
 
 /// Flat, contiguous values. Shapes live in TensorImpl, so reshape and detach can share one
-/// Storage. Exactly one of the two buffers is used, as `dtype` says.
+/// Storage. The buffer comes from the buffer cache (src/buffer_cache.hpp) and goes back to it
+/// when the last tensor on it dies; a raw buffer rather than an xtensor, since the cache hands
+/// out memory whose contents and size are its own, and nothing but data() reads it.
 struct Storage {
   Dtype dtype;
-  xt::xtensor<float, 1> f32;
-  xt::xtensor<double, 1> f64;
-  std::int64_t counted_bytes = 0;  // what empty() added to tensor_bytes().live
+  void* values = nullptr;          // 64-byte aligned, `buffer_bytes` long
+  std::size_t buffer_bytes = 0;    // what the cache gave (values rounded up to cache lines)
+  std::int64_t counted_bytes = 0;  // what empty() added to tensor_bytes().live: the values
 
-  Storage() = default;
-  Storage(const Storage&) = delete;  // one count per buffer
+  Storage(Dtype dtype, std::int64_t elements);  // uninitialised values
+  Storage(const Storage&) = delete;             // one count per buffer
   Storage& operator=(const Storage&) = delete;
   ~Storage();
 
   template <class T>
   T* data() {
-    if constexpr (std::is_same_v<T, float>)
-      return f32.data();
-    else
-      return f64.data();
+    return static_cast<T*>(values);
   }
 };
 

@@ -48,8 +48,8 @@ void GradientCapture::add(const Tensor& leaf, const Tensor& increment) {
       return;
     }
   }
-  const bool owned = increment.impl_ptr().use_count() == 1 &&
-                     increment.impl().storage.use_count() == 1;
+  const bool owned =
+      increment.impl_ptr().use_count() == 1 && increment.impl().storage.use_count() == 1;
   entries_.push_back({leaf, owned ? increment : increment.clone()});
 }
 
@@ -91,8 +91,8 @@ double accumulate_micro_batches(std::int64_t count,
       CaptureGradients capture(captures[k]);
       WeightedLoss weighted = piece(i);
       if (!weighted.loss.defined()) return;  // nothing to learn from in this one
-      check(weighted.loss.numel() == 1, "accumulate_micro_batches",
-            "micro-batch ", i, " returned a loss that is not one number");
+      check(weighted.loss.numel() == 1, "accumulate_micro_batches", "micro-batch ", i,
+            " returned a loss that is not one number");
       losses[k] = weighted.weight * weighted.loss.item();
       weighted.loss.backward(full(weighted.loss.shape(), weighted.weight, weighted.loss.dtype()));
     } catch (...) {

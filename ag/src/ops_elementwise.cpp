@@ -352,7 +352,10 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
     dispatch(mask.dtype(), [&](auto m) {
       using M = decltype(m);
       auto result = xview<T>(out);
-      result = xt::where(xt::not_equal(xview<M>(mask), M(0)), static_cast<T>(value), xview<T>(x));
+      // noalias: out is new, so xtensor need not evaluate into a temporary first (a buffer of
+      // x's size, allocated and freed on every call).
+      xt::noalias(result) =
+          xt::where(xt::not_equal(xview<M>(mask), M(0)), static_cast<T>(value), xview<T>(x));
     });
   });
   Tensor mask0 = mask.detach();

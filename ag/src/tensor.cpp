@@ -1,12 +1,15 @@
 #include <atomic>
 #include <cmath>
 #include <iomanip>
+#include <limits>
+#include <new>
 #include <ostream>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
 
+#include "ag/src/buffer_cache.hpp"
 #include "ag/src/impl.hpp"
 #include "ag/tensor_bytes.hpp"
 
@@ -33,6 +36,20 @@ std::string shape_string(const Shape& shape) {
   }
   return s + "]";
 }
+
+namespace {
+
+// A shape in an error message, written only when the message is: check()'s parts are
+// evaluated on every call, and shape_string allocates for shapes of more than a few axes
+// (empty() runs for every tensor a training step makes).
+struct ShapeText {
+  const Shape& shape;
+};
+std::ostream& operator<<(std::ostream& out, ShapeText text) {
+  return out << shape_string(text.shape);
+}
+
+}  // namespace
 
 std::int64_t normalize_axis(const char* op, std::int64_t axis, std::int64_t dim) {
   check(axis >= -dim && axis < dim, op, "axis ", axis, " is out of range for a tensor with ", dim,
@@ -74,7 +91,8 @@ namespace {
 // the next step takes every page again through a page fault: 10% of a reference step on a
 // virtual machine. Keeping up to 1 GB of freed memory in the process makes the next step
 // reuse the same pages; buffers above 32 MB (glibc's largest threshold) still come from and
-// go back to the system directly.
+// go back to the system directly. The buffer cache (buffer_cache.cpp) now keeps a step's
+// tensor buffers itself; this still serves the buffers it drops and every other allocation.
 #ifdef __GLIBC__
 const bool kKeepFreedMemory = [] {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
@@ -95,7 +113,23 @@ void count_allocation(std::int64_t bytes) {
 
 }  // namespace
 
-Storage::~Storage() { g_live_bytes.fetch_sub(counted_bytes, std::memory_order_relaxed); }
+Storage::Storage(Dtype dtype, std::int64_t elements) : dtype(dtype) {
+  const std::size_t element_bytes = dtype == Dtype::f32 ? sizeof(float) : sizeof(double);
+  std::size_t bytes = 0;
+  // more bytes than an address space holds: the allocator's own answer to an impossible size
+  if (__builtin_mul_overflow(static_cast<std::size_t>(elements), element_bytes, &bytes) ||
+      bytes > std::numeric_limits<std::size_t>::max() / 2)
+    throw std::bad_alloc();
+  buffer_bytes = buffer_cache::buffer_size(bytes);
+  values = buffer_cache::take(buffer_bytes);
+  counted_bytes = static_cast<std::int64_t>(bytes);
+  count_allocation(counted_bytes);
+}
+
+Storage::~Storage() {
+  g_live_bytes.fetch_sub(counted_bytes, std::memory_order_relaxed);
+  buffer_cache::give_back(values, buffer_bytes);
+}
 
 TensorBytes tensor_bytes() {
   return {g_live_bytes.load(std::memory_order_relaxed),
@@ -108,16 +142,8 @@ void reset_peak_tensor_bytes() {
 
 Tensor empty(const Shape& shape, Dtype dtype) {
   for (auto extent : shape)
-    check(extent >= 0, "empty", "negative extent in shape ", shape_string(shape));
-  auto storage = std::make_shared<Storage>();
-  storage->dtype = dtype;
-  const auto n = static_cast<std::size_t>(numel(shape));
-  if (dtype == Dtype::f32)
-    storage->f32 = xt::xtensor<float, 1>::from_shape({n});
-  else
-    storage->f64 = xt::xtensor<double, 1>::from_shape({n});
-  storage->counted_bytes = static_cast<std::int64_t>(n * (dtype == Dtype::f32 ? 4 : 8));
-  count_allocation(storage->counted_bytes);
+    check(extent >= 0, "empty", "negative extent in shape ", ShapeText{shape});
+  auto storage = std::make_shared<Storage>(dtype, numel(shape));
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = std::move(storage);
   impl->shape = shape;
@@ -171,17 +197,17 @@ std::vector<double> Tensor::to_vector() const {
 }
 
 double Tensor::item() const {
-  check(numel() == 1, "item", "needs a one-element tensor, got shape ", shape_string(shape()));
+  check(numel() == 1, "item", "needs a one-element tensor, got shape ", ShapeText{shape()});
   return to_vector()[0];
 }
 
 double Tensor::at(const std::vector<std::int64_t>& index) const {
   check(index.size() == shape().size(), "at", "index has ", index.size(), " entries for shape ",
-        shape_string(shape()));
+        ShapeText{shape()});
   std::int64_t flat = 0;
   for (std::size_t i = 0; i < index.size(); ++i) {
     check(index[i] >= 0 && index[i] < shape()[i], "at", "index ", index[i],
-          " out of range for axis ", i, " of shape ", shape_string(shape()));
+          " out of range for axis ", i, " of shape ", ShapeText{shape()});
     flat = flat * shape()[i] + index[i];
   }
   return dispatch(dtype(), [&](auto t) { return double(data<decltype(t)>()[flat]); });
@@ -224,8 +250,8 @@ Tensor Tensor::to(Dtype target) const {
 }
 
 void Tensor::copy_from(const Tensor& source) {
-  check(source.shape() == shape(), "copy_from", "shapes differ: ", shape_string(source.shape()),
-        " into ", shape_string(shape()));
+  check(source.shape() == shape(), "copy_from", "shapes differ: ", ShapeText{source.shape()},
+        " into ", ShapeText{shape()});
   const std::int64_t n = numel();
   dispatch(dtype(), [&](auto t) {
     using T = decltype(t);
@@ -267,7 +293,7 @@ Tensor scalar(double value, Dtype dtype) { return full({}, value, dtype); }
 
 Tensor from_vector(const std::vector<double>& values, const Shape& shape, Dtype dtype) {
   check(static_cast<std::int64_t>(values.size()) == numel(shape), "from_vector", values.size(),
-        " values do not fill shape ", shape_string(shape));
+        " values do not fill shape ", ShapeText{shape});
   Tensor out = empty(shape, dtype);
   dispatch(dtype, [&](auto t) {
     using T = decltype(t);

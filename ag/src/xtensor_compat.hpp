@@ -7,10 +7,12 @@
 #include <xtensor/containers/xadapt.hpp>
 #include <xtensor/containers/xtensor.hpp>
 #include <xtensor/core/xmath.hpp>
+#include <xtensor/core/xnoalias.hpp>
 #include <xtensor/core/xtensor_config.hpp>
 #else  // 0.24, 0.25
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xmath.hpp>
+#include <xtensor/xnoalias.hpp>
 #include <xtensor/xtensor.hpp>
 #include <xtensor/xtensor_config.hpp>
 #endif

@@ -15,8 +15,10 @@
 // the text that quotes them (appendix A: chapters/A-performance/results/train_step.json):
 // peak.{isa,gflops}, step_gflop, threads.<N>.{ms,gflops,of_limit} (and threads.2.speedup, the
 // one-thread time over the two-thread time), micro_batches, threads.2.ops_split.{ms,gflops,
-// of_limit,speedup} (the whole batch in one pass, each op split), peak_memory_mb, machine (the CPU, and the load
-// average as it started), and with --profile the profile:
+// of_limit,speedup} (the whole batch in one pass, each op split),
+// allocations.{buffers,buffer_bytes,heap,heap_bytes} (per step at 1 thread, once the steps before
+// made the buffers; allocations.two_threads the same at 2), peak_memory_mb, machine (the CPU, and
+// the load average as it started), and with --profile the profile:
 // profile.ops.<op>.<phase>.{calls,ms,ms_per_step,share}, profile.by_op.<op>.{ms,share} (its
 // phases together), profile.outside, profile.wall_ms, profile.gemm.{share,ms_per_step,gflops,
 // of_peak,headroom} (the matrix products' part of the wall time, their speed inside the step,
@@ -39,6 +41,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "ag/buffers.hpp"
 #include "ag/files.hpp"
 #include "ag/kernels/dispatch.hpp"
 #include "ag/micro_batches.hpp"
@@ -50,6 +53,7 @@
 #include "base/program_frame.hpp"
 #include "base/stdout_capture.hpp"
 #include "chapters/01-attention/decoder.hpp"
+#include "programs/bench/count_allocations.hpp"
 #include "programs/bench/peak_fma.hpp"
 
 namespace {
@@ -107,6 +111,47 @@ double median_ms(pe::Decoder& model, ag::AdamW& optimizer, ag::Rng& rng, int ste
   }
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
+}
+
+// What one training step (step(), in its micro-batches) allocates once the steps before it made
+// its tensors' buffers, at `threads` threads: tensor buffers the cache had none for
+// (ag/buffers.hpp), and calls of operator new (count_allocations.hpp: tensor handles, tape
+// nodes, shapes, the engine's bookkeeping). Each step is counted from its start to its end, its
+// batch made outside.
+nlohmann::json allocations_per_step(pe::Decoder& model, ag::AdamW& optimizer, ag::Rng& rng,
+                                    const pe::DecoderConfig& config, std::int64_t B, std::int64_t T,
+                                    std::int64_t pieces, int threads) {
+  ag::set_max_threads(threads);
+  // The first steps are not counted: their buffers are new, and at 2 threads the two
+  // micro-batches running at once may need a few more of one size before the cache holds enough.
+  const int warm_up = 10, steps = 10;
+  ag::BufferCounts buffers;
+  bench::HeapCounts heap;
+  for (int s = 0; s < warm_up + steps; ++s) {
+    const ag::Indices ids = random_ids(rng, B, T, config.vocab);
+    ag::Indices targets = random_ids(rng, B * T, 1, config.vocab);
+    targets.shape = {B * T};
+    const ag::BufferCounts buffers_before = ag::buffer_counts();
+    const bench::HeapCounts heap_before = bench::heap_counts();
+    step(model, optimizer, ids, targets, pieces, config.vocab);
+    const ag::BufferCounts buffers_after = ag::buffer_counts();
+    const bench::HeapCounts heap_after = bench::heap_counts();
+    if (s < warm_up) continue;
+    buffers.from_system += buffers_after.from_system - buffers_before.from_system;
+    buffers.from_system_bytes += buffers_after.from_system_bytes - buffers_before.from_system_bytes;
+    heap.calls += heap_after.calls - heap_before.calls;
+    heap.bytes += heap_after.bytes - heap_before.bytes;
+  }
+  const nlohmann::json per_step = {{"buffers", double(buffers.from_system) / steps},
+                                   {"buffer_bytes", double(buffers.from_system_bytes) / steps},
+                                   {"heap", double(heap.calls) / steps},
+                                   {"heap_bytes", double(heap.bytes) / steps}};
+  std::printf(
+      "allocations per step after %d, %d thread%s: tensor buffers %.1f (%.0f bytes), heap "
+      "objects %.0f (%.0f bytes)\n",
+      warm_up, threads, threads == 1 ? "" : "s", double(per_step["buffers"]),
+      double(per_step["buffer_bytes"]), double(per_step["heap"]), double(per_step["heap_bytes"]));
+  return per_step;
 }
 
 const char* phase_name(ag::profile::Phase phase) {
@@ -289,6 +334,9 @@ static int program_main(int argc, char** argv) {
     summary["threads"]["2"]["ops_split"] = {
         {"ms", ms}, {"gflops", rate}, {"of_limit", of_limit}, {"speedup", one_thread_ms / ms}};
   }
+  summary["allocations"] = allocations_per_step(model, optimizer, rng, config, B, T, pieces, 1);
+  summary["allocations"]["two_threads"] =
+      allocations_per_step(model, optimizer, rng, config, B, T, pieces, 2);
   if (profile) {
     ag::set_max_threads(1);
     ag::profile::start();

@@ -165,8 +165,7 @@ TEST(MicroBatches, AddToAGradientAlreadyThere) {
                             double(net.scored(rows.first, rows.end)) / all};
   });
   const std::vector<double> twice = net.w1.grad().to_vector();
-  for (std::size_t i = 0; i < twice.size(); ++i)
-    ASSERT_EQ(twice[i], 2 * once.gradients[0][i]) << i;
+  for (std::size_t i = 0; i < twice.size(); ++i) ASSERT_EQ(twice[i], 2 * once.gradients[0][i]) << i;
 }
 
 TEST(MicroBatches, AnErrorInOneIsRethrownAndChangesNoGradient) {
@@ -185,8 +184,10 @@ TEST(MicroBatches, AnErrorInOneIsRethrownAndChangesNoGradient) {
   }
   EXPECT_THROW(ag::accumulate_micro_batches(0, [&](std::int64_t) { return ag::WeightedLoss{}; }),
                ag::Error);
-  EXPECT_THROW(ag::accumulate_micro_batches(
-                   1, [&](std::int64_t) { return ag::WeightedLoss{net.x.detach(), 1.0}; }),
+  EXPECT_THROW(ag::accumulate_micro_batches(1,
+                                            [&](std::int64_t) {
+                                              return ag::WeightedLoss{net.x.detach(), 1.0};
+                                            }),
                ag::Error);  // not one number
 }
 
