@@ -53,6 +53,7 @@ void GradientCapture::add(const Tensor& leaf, const Tensor& increment) {
   entries_.push_back({leaf, owned ? increment : increment.clone()});
 }
 
+// [sum-in-order]
 void add_captured_gradients(const std::vector<GradientCapture>& captures) {
   profile::Scope scope("sum micro-batch gradients", profile::Phase::backward);
   // Each leaf's running total, in the order of the captures. Different leaves never mix, so
@@ -78,6 +79,7 @@ void add_captured_gradients(const std::vector<GradientCapture>& captures) {
       leaf.impl().grad = total.impl_ptr();
   }
 }
+// [sum-in-order]
 
 double accumulate_micro_batches(std::int64_t count,
                                 const std::function<WeightedLoss(std::int64_t)>& piece) {
@@ -85,6 +87,7 @@ double accumulate_micro_batches(std::int64_t count,
   std::vector<GradientCapture> captures(static_cast<std::size_t>(count));
   std::vector<double> losses(static_cast<std::size_t>(count), 0.0);
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(count));
+  // [micro-batch-loop]
   const auto run = [&](std::int64_t i) {
     const auto k = static_cast<std::size_t>(i);
     try {
@@ -111,6 +114,7 @@ double accumulate_micro_batches(std::int64_t count,
   for (const std::exception_ptr& error : errors)
     if (error) std::rethrow_exception(error);
   add_captured_gradients(captures);
+  // [micro-batch-loop]
   double total = 0;
   for (double loss : losses) total += loss;
   return total;
