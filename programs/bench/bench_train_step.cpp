@@ -120,11 +120,12 @@ double median_ms(pe::Decoder& model, ag::AdamW& optimizer, ag::Rng& rng, int ste
 // batch made outside.
 nlohmann::json allocations_per_step(pe::Decoder& model, ag::AdamW& optimizer, ag::Rng& rng,
                                     const pe::DecoderConfig& config, std::int64_t B, std::int64_t T,
-                                    std::int64_t pieces, int threads) {
+                                    std::int64_t pieces, int threads, int timed_steps) {
   ag::set_max_threads(threads);
   // The first steps are not counted: their buffers are new, and at 2 threads the two
   // micro-batches running at once may need a few more of one size before the cache holds enough.
-  const int warm_up = 10, steps = 10;
+  // As many steps as --steps asks for, up to 10 of each.
+  const int warm_up = std::min(10, timed_steps), steps = std::min(10, timed_steps);
   ag::BufferCounts buffers;
   bench::HeapCounts heap;
   for (int s = 0; s < warm_up + steps; ++s) {
@@ -334,9 +335,10 @@ static int program_main(int argc, char** argv) {
     summary["threads"]["2"]["ops_split"] = {
         {"ms", ms}, {"gflops", rate}, {"of_limit", of_limit}, {"speedup", one_thread_ms / ms}};
   }
-  summary["allocations"] = allocations_per_step(model, optimizer, rng, config, B, T, pieces, 1);
+  summary["allocations"] =
+      allocations_per_step(model, optimizer, rng, config, B, T, pieces, 1, steps);
   summary["allocations"]["two_threads"] =
-      allocations_per_step(model, optimizer, rng, config, B, T, pieces, 2);
+      allocations_per_step(model, optimizer, rng, config, B, T, pieces, 2, steps);
   if (profile) {
     ag::set_max_threads(1);
     ag::profile::start();
