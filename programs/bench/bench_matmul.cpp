@@ -36,6 +36,7 @@
 #include "ag/files.hpp"
 #include "ag/kernels/dispatch.hpp"
 #include "ag/kernels/gemm.hpp"
+#include "ag/profile.hpp"
 #include "ag/threads.hpp"
 #include "base/build_record.hpp"
 #include "base/program_frame.hpp"
@@ -84,22 +85,12 @@ constexpr LinearShape kLinearShapes[] = {{512, 256, 256},   {512, 256, 1024}, {5
                                          {512, 256, 26},    {2048, 256, 256}, {2048, 256, 1024},
                                          {2048, 1024, 256}, {2048, 256, 26}};
 
-/// A Linear layer's three products: its forward and the two of its backward rule.
-enum class LinearProduct { xW, dYWt, XtdY };
+/// A Linear layer's three products: its forward and the two of its backward rule (the kinds
+/// ag::profile counts, with the same keys).
+using LinearProduct = ag::profile::ProductKind;
 constexpr LinearProduct kLinearProducts[] = {LinearProduct::xW, LinearProduct::dYWt,
                                              LinearProduct::XtdY};
-
-const char* product_key(LinearProduct product) {
-  switch (product) {
-    case LinearProduct::xW:
-      return "xW";
-    case LinearProduct::dYWt:
-      return "dYWt";
-    case LinearProduct::XtdY:
-      return "XtdY";
-  }
-  return "?";
-}
+using ag::profile::product_key;
 
 std::vector<float> random_matrix(std::size_t elements, unsigned seed) {
   std::mt19937 rng(seed);
