@@ -10,9 +10,9 @@
 #pragma once
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <vector>
 
+#include "ag/ops.hpp"
 #include "ag/tensor.hpp"
 
 namespace ag {
@@ -39,6 +39,9 @@ struct MicroBatchRows {
 };
 /// Micro-batch `index` of `count`'s sequences, out of `sequences`.
 MicroBatchRows micro_batch_rows(std::int64_t sequences, std::int64_t count, std::int64_t index);
+/// Sequences [rows.first, rows.end) of a batch of ids or targets [B, ...]: the same trailing
+/// axes, rows.end - rows.first of them. Throws ag::Error unless 0 <= first <= end <= B.
+Indices rows_of(const Indices& batch, MicroBatchRows rows);
 
 /// One micro-batch's loss and its weight in the step's loss: the step minimises
 /// sum_i weight_i * loss_i (for a mean over all the step's targets, weight_i is the share of

@@ -189,8 +189,8 @@ double Trainer::step() {
   // The batch in a fixed number of micro-batches (ag/micro_batches.hpp), each on a thread of
   // its own when there are threads; the loss is the mean over every scored target of the
   // batch, so each micro-batch's mean weighs by its share of them.
-  const std::int64_t B = batch.inputs.shape[0], T = batch.inputs.shape[1];
-  const std::int64_t pieces = ag::micro_batch_count(B, T);
+  const std::int64_t B = batch.inputs.shape[0];
+  const std::int64_t pieces = ag::micro_batch_count(B, batch.inputs.shape[1]);
   const auto scored = [&](const ag::Indices& targets) {
     return std::count_if(targets.values.begin(), targets.values.end(),
                          [](std::int64_t t) { return t != kIgnore; });
@@ -199,11 +199,8 @@ double Trainer::step() {
   ag::check(all_scored > 0, "train", "a training batch of ", config_.task, " has no scored target");
   const double value = ag::accumulate_micro_batches(pieces, [&](std::int64_t i) {
     const ag::MicroBatchRows rows = ag::micro_batch_rows(B, pieces, i);
-    const auto rows_of = [&](const ag::Indices& all) {
-      return ag::Indices{{all.values.begin() + rows.first * T, all.values.begin() + rows.end * T},
-                         {rows.end - rows.first, T}};
-    };
-    const ag::Indices inputs = rows_of(batch.inputs), targets = rows_of(batch.targets);
+    const ag::Indices inputs = ag::rows_of(batch.inputs, rows);
+    const ag::Indices targets = ag::rows_of(batch.targets, rows);
     const double share = double(scored(targets)) / all_scored;
     if (share == 0) return ag::WeightedLoss{};  // nothing to learn from here
     return ag::WeightedLoss{sequence_loss(model_->forward(inputs, at), targets), share};
@@ -243,13 +240,9 @@ Evaluation Trainer::evaluate(const Task& task, std::int64_t length, std::int64_t
   const std::int64_t chunk = 64;  // bounded memory at any length
   double loss_sum = 0;
   for (std::int64_t first = 0; first < sequences; first += chunk) {
-    const std::int64_t rows = std::min(chunk, sequences - first);
-    auto rows_of = [&](const ag::Indices& all) {
-      return ag::Indices{
-          {all.values.begin() + first * length, all.values.begin() + (first + rows) * length},
-          {rows, length}};
-    };
-    const ag::Indices inputs = rows_of(batch.inputs), targets = rows_of(batch.targets);
+    const ag::MicroBatchRows chunk_rows{first, std::min(first + chunk, sequences)};
+    const ag::Indices inputs = ag::rows_of(batch.inputs, chunk_rows);
+    const ag::Indices targets = ag::rows_of(batch.targets, chunk_rows);
     ag::Tensor logits =  // [rows, length, V]
         model_->forward(inputs, evaluation_positions(length, max_positions, position_rng));
     const std::int64_t V = logits.size(-1);

@@ -9,10 +9,6 @@
 #include "ag/src/impl.hpp"
 #include "ag/threads.hpp"
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 namespace ag {
 
 namespace {
@@ -30,6 +26,18 @@ MicroBatchRows micro_batch_rows(std::int64_t sequences, std::int64_t count, std:
   check(count >= 1 && count <= sequences && index >= 0 && index < count, "micro_batch_rows",
         "micro-batch ", index, " of ", count, " over ", sequences, " sequences");
   return {sequences * index / count, sequences * (index + 1) / count};
+}
+
+Indices rows_of(const Indices& batch, MicroBatchRows rows) {
+  check(!batch.shape.empty() && rows.first >= 0 && rows.first <= rows.end &&
+            rows.end <= batch.shape[0],
+        "rows_of", "sequences ", rows.first, " to ", rows.end, " of a batch of ",
+        batch.shape.empty() ? 0 : batch.shape[0]);
+  const std::int64_t per_row = numel(batch.shape) / std::max<std::int64_t>(batch.shape[0], 1);
+  Shape shape = batch.shape;
+  shape[0] = rows.end - rows.first;
+  return {{batch.values.begin() + rows.first * per_row, batch.values.begin() + rows.end * per_row},
+          shape};
 }
 
 GradientCapture* current_gradient_capture() { return t_capture; }

@@ -64,6 +64,16 @@ ag::Indices random_ids(ag::Rng& rng, std::int64_t B, std::int64_t T, std::int64_
   return ids;
 }
 
+// A step's letters and the letters to predict, both [B, T], fresh from the generator.
+struct Batch {
+  ag::Indices ids, targets;
+};
+Batch random_batch(ag::Rng& rng, std::int64_t B, std::int64_t T, std::int64_t V) {
+  Batch batch{random_ids(rng, B, T, V), {}};
+  batch.targets = random_ids(rng, B, T, V);
+  return batch;
+}
+
 // Matmul FLOPs of one step: each product costs 2MNK forward and twice that backward.
 double step_flops(const pe::DecoderConfig& c, std::int64_t B, std::int64_t T) {
   const double rows = double(B) * T;
@@ -77,20 +87,18 @@ double step_flops(const pe::DecoderConfig& c, std::int64_t B, std::int64_t T) {
 // One step as the trainer takes it (lab/trainer.cpp): the batch in `pieces` micro-batches
 // (ag/micro_batches.hpp), each on a thread of its own when there are threads; pieces = 1 is the
 // whole batch in one pass, its ops split between the threads.
-double step(pe::Decoder& model, ag::AdamW& optimizer, const ag::Indices& ids,
-            const ag::Indices& targets, std::int64_t pieces, std::int64_t V) {
-  const std::int64_t B = ids.shape[0], T = ids.shape[1];
+double step(pe::Decoder& model, ag::AdamW& optimizer, const Batch& batch, std::int64_t pieces,
+            std::int64_t V) {
+  const std::int64_t B = batch.ids.shape[0];
   optimizer.zero_grad();
   const double loss = ag::accumulate_micro_batches(pieces, [&](std::int64_t i) {
     const ag::MicroBatchRows rows = ag::micro_batch_rows(B, pieces, i);
-    const auto first = rows.first * T, end = rows.end * T;
-    const ag::Indices x{{ids.values.begin() + first, ids.values.begin() + end},
-                        {rows.end - rows.first, T}};
-    const ag::Indices y{{targets.values.begin() + first, targets.values.begin() + end},
-                        {end - first}};
-    ag::Tensor logits = model.forward(x);
-    return ag::WeightedLoss{ag::cross_entropy(ag::reshape(logits, {end - first, V}), y),
-                            double(end - first) / double(B * T)};
+    ag::Indices y = ag::rows_of(batch.targets, rows);
+    const std::int64_t n = static_cast<std::int64_t>(y.values.size());
+    y.shape = {n};  // one target per row of the logits
+    ag::Tensor logits = model.forward(ag::rows_of(batch.ids, rows));
+    return ag::WeightedLoss{ag::cross_entropy(ag::reshape(logits, {n, V}), y),
+                            double(rows.end - rows.first) / double(B)};
   });
   optimizer.step();
   return loss;
@@ -101,11 +109,9 @@ double median_ms(pe::Decoder& model, ag::AdamW& optimizer, ag::Rng& rng, int ste
                  std::int64_t pieces) {
   std::vector<double> times;
   for (int s = 0; s < steps + 2; ++s) {
-    const ag::Indices ids = random_ids(rng, B, T, config.vocab);
-    ag::Indices targets = random_ids(rng, B * T, 1, config.vocab);
-    targets.shape = {B * T};
+    const Batch batch = random_batch(rng, B, T, config.vocab);
     const auto start = std::chrono::steady_clock::now();
-    step(model, optimizer, ids, targets, pieces, config.vocab);
+    step(model, optimizer, batch, pieces, config.vocab);
     const auto end = std::chrono::steady_clock::now();
     if (s >= 2) times.push_back(std::chrono::duration<double, std::milli>(end - start).count());
   }
@@ -129,12 +135,10 @@ nlohmann::json allocations_per_step(pe::Decoder& model, ag::AdamW& optimizer, ag
   ag::BufferCounts buffers;
   bench::HeapCounts heap;
   for (int s = 0; s < warm_up + steps; ++s) {
-    const ag::Indices ids = random_ids(rng, B, T, config.vocab);
-    ag::Indices targets = random_ids(rng, B * T, 1, config.vocab);
-    targets.shape = {B * T};
+    const Batch batch = random_batch(rng, B, T, config.vocab);
     const ag::BufferCounts buffers_before = ag::buffer_counts();
     const bench::HeapCounts heap_before = bench::heap_counts();
-    step(model, optimizer, ids, targets, pieces, config.vocab);
+    step(model, optimizer, batch, pieces, config.vocab);
     const ag::BufferCounts buffers_after = ag::buffer_counts();
     const bench::HeapCounts heap_after = bench::heap_counts();
     if (s < warm_up) continue;

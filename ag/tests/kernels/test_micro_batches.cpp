@@ -48,6 +48,18 @@ TEST(MicroBatches, RowsCoverTheBatchOnceAndEvenly) {
   EXPECT_THROW(ag::micro_batch_rows(4, 2, 2), ag::Error);
 }
 
+TEST(MicroBatches, RowsOfABatchKeepTheirTrailingAxes) {
+  const ag::Indices batch{{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {3, 2, 2}};
+  const ag::Indices middle = ag::rows_of(batch, {1, 2});
+  EXPECT_EQ(middle.values, (std::vector<std::int64_t>{4, 5, 6, 7}));
+  EXPECT_EQ(middle.shape, (ag::Shape{1, 2, 2}));
+  EXPECT_EQ(ag::rows_of(batch, {0, 3}).values, batch.values);
+  EXPECT_TRUE(ag::rows_of(batch, {2, 2}).values.empty());
+  EXPECT_THROW(ag::rows_of(batch, {2, 4}), ag::Error);
+  EXPECT_THROW(ag::rows_of(batch, {2, 1}), ag::Error);
+  EXPECT_THROW(ag::rows_of(ag::Indices{{}, {}}, {0, 0}), ag::Error);
+}
+
 // A small network with the step's kinds of op: linear with ReLU, layer norm, a batched
 // attention product pair with softmax, an embedding-free input, cross-entropy. Sized so that
 // every op's own threading would take its parallel path on a whole batch (1024 rows x 64).
